@@ -1,0 +1,437 @@
+/** A small Kubernetes API client on Deno's fetch: typed verbs, typed errors, bounded retries. */
+import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
+import { ApiError, apiErrorFrom } from "./errors.ts";
+import { apiVersionOf, type Resource, resourcePath } from "./resource.ts";
+import { Transport } from "./transport.ts";
+import { type WatchEvent, watchEvents } from "./watch.ts";
+
+/** Any Kubernetes object: typed metadata, the rest as the server sent it (kubernetes-types fit). */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** An object whose other fields are not typed; unknown fields are preserved through every verb. */
+export interface Unstructured extends KubeObject {
+  [key: string]: unknown;
+}
+
+/** A list response: one page of items and the token for the next. */
+export interface ObjectList<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: T[];
+}
+
+/** Options every request takes. */
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Milliseconds before the request is abandoned; default 30 s, `0` for none (watches). */
+  timeoutMs?: number;
+}
+
+export interface ListOptions extends RequestOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+}
+
+export interface WatchOptions extends ListOptions {
+  /** Server-side timeout; the server ends the watch cleanly after it (default 5–10 min, jittered). */
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+}
+
+export interface WriteOptions extends RequestOptions {
+  namespace?: string;
+  subresource?: string;
+  dryRun?: boolean;
+  fieldManager?: string;
+}
+
+export interface ApplyOptions extends WriteOptions {
+  fieldManager: string;
+  force?: boolean;
+}
+
+export interface DeleteOptions extends RequestOptions {
+  namespace?: string;
+  propagationPolicy?: "Foreground" | "Background" | "Orphan";
+  gracePeriodSeconds?: number;
+  /** Only delete when the object still has this resourceVersion. */
+  resourceVersion?: string;
+}
+
+export interface ClientOptions {
+  userAgent?: string;
+  /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
+  maxRetries?: number;
+  /** Called once per HTTP response (or `code` 0 when none came), for `rest_client_requests_total`. */
+  onResponse?: (sample: { method: string; code: number; host: string }) => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_RETRY_AFTER_S = 32;
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** Request counts by method and code (and host), as `rest_client_requests_total` reports them. */
+export class RequestCounter {
+  readonly #counts = new Map<string, number>();
+
+  record(sample: { method: string; code: number; host: string }): void {
+    const key = JSON.stringify([sample.code, sample.method, sample.host]);
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+  }
+
+  /** Every (code, method, host) seen with its count. */
+  samples(): { code: number; method: string; host: string; count: number }[] {
+    return [...this.#counts].map(([key, count]) => {
+      const [code, method, host] = JSON.parse(key);
+      return { code, method, host, count };
+    });
+  }
+
+  /** How many requests used `method` (any code); handy for "no writes happened" checks. */
+  total(method?: string): number {
+    return this.samples()
+      .filter((s) => method === undefined || s.method === method)
+      .reduce((sum, s) => sum + s.count, 0);
+  }
+}
+
+/** One client per cluster identity; share it, and `close()` it when done. */
+export class KubeClient {
+  readonly transport: Transport;
+  readonly requests: RequestCounter = new RequestCounter();
+  readonly #options: ClientOptions;
+  readonly #host: string;
+
+  constructor(config: ClusterConfig, options: ClientOptions = {}) {
+    this.transport = new Transport(config);
+    this.#options = options;
+    this.#host = new URL(config.server).host;
+  }
+
+  /** The default namespace of this identity's config. */
+  get namespace(): string {
+    return this.transport.config.namespace;
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+
+  /**
+   * Sends a request and returns the parsed JSON body. Non-2xx answers throw ApiError. 429s are
+   * retried for every verb (the server did not act on them); 5xx and network failures only for
+   * GET, since a write may have happened.
+   */
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    init: RequestOptions & {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+    } = {},
+  ): Promise<T> {
+    const response = await this.#send(method, path, init);
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  async get<T extends KubeObject = Unstructured>(
+    resource: Resource,
+    name: string,
+    options: RequestOptions & { namespace?: string; subresource?: string } = {},
+  ): Promise<T> {
+    const path = resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace),
+      name,
+      subresource: options.subresource,
+    });
+    return await this.request<T>("GET", path, options);
+  }
+
+  /** One page of a list; pass `continue` from the previous page's metadata for the next. */
+  async list<T extends KubeObject = Unstructured>(
+    resource: Resource,
+    options: ListOptions = {},
+  ): Promise<ObjectList<T>> {
+    const path = resourcePath(resource, { namespace: options.namespace });
+    return await this.request<ObjectList<T>>("GET", path, {
+      ...options,
+      query: {
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        limit: options.limit,
+        continue: options.continue,
+        resourceVersion: options.resourceVersion,
+      },
+    });
+  }
+
+  /** Every item across all pages, and the resourceVersion of the list to watch from. */
+  async listAll<T extends KubeObject = Unstructured>(
+    resource: Resource,
+    options: ListOptions = {},
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const items: T[] = [];
+    let page = await this.list<T>(resource, { limit: 500, ...options });
+    items.push(...page.items);
+    while (page.metadata.continue) {
+      page = await this.list<T>(resource, {
+        limit: 500,
+        ...options,
+        resourceVersion: undefined,
+        continue: page.metadata.continue,
+      });
+      items.push(...page.items);
+    }
+    return { items, resourceVersion: page.metadata.resourceVersion ?? "" };
+  }
+
+  async create<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const path = resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
+      name: options.subresource ? object.metadata?.name : undefined,
+      subresource: options.subresource,
+    });
+    return await this.request<T>("POST", path, {
+      ...options,
+      query: this.#writeQuery(options),
+      body: this.#withType(resource, object, options.subresource),
+    });
+  }
+
+  /** Replaces the object; its `metadata.resourceVersion` makes this a compare-and-swap (409 when stale). */
+  async update<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const path = resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
+      name: this.#name(resource, object),
+      subresource: options.subresource,
+    });
+    return await this.request<T>("PUT", path, {
+      ...options,
+      query: this.#writeQuery(options),
+      body: this.#withType(resource, object, undefined),
+    });
+  }
+
+  /** A JSON merge patch (RFC 7386): `null` deletes a field. */
+  async patch<T extends KubeObject = Unstructured>(
+    resource: Resource,
+    name: string,
+    patch: unknown,
+    options: WriteOptions = {},
+  ): Promise<T> {
+    const path = resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace),
+      name,
+      subresource: options.subresource,
+    });
+    return await this.request<T>("PATCH", path, {
+      ...options,
+      query: this.#writeQuery(options),
+      body: patch,
+      contentType: "application/merge-patch+json",
+    });
+  }
+
+  /**
+   * Server-side apply: the server merges `object` as owned by `fieldManager`; a field another
+   * manager owns is a 409 FieldManagerConflict unless `force`.
+   */
+  async apply<T extends KubeObject>(
+    resource: Resource,
+    object: T,
+    options: ApplyOptions,
+  ): Promise<T> {
+    const path = resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
+      name: this.#name(resource, object),
+      subresource: options.subresource,
+    });
+    return await this.request<T>("PATCH", path, {
+      ...options,
+      query: { ...this.#writeQuery(options), force: options.force || undefined },
+      body: this.#withType(resource, object, undefined),
+      contentType: "application/apply-patch+yaml",
+    });
+  }
+
+  async delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
+    const path = resourcePath(resource, { namespace: this.#ns(resource, options.namespace), name });
+    const preconditions = options.resourceVersion
+      ? { resourceVersion: options.resourceVersion }
+      : undefined;
+    await this.request("DELETE", path, {
+      ...options,
+      body: {
+        apiVersion: "v1",
+        kind: "DeleteOptions",
+        propagationPolicy: options.propagationPolicy,
+        gracePeriodSeconds: options.gracePeriodSeconds,
+        preconditions,
+      },
+    });
+  }
+
+  /**
+   * Streams watch events from `resourceVersion` with bookmarks on. The stream ends cleanly when
+   * the server closes it or `signal` aborts; `410 Gone` (as a response or an ERROR event) throws
+   * an ApiError with code 410 so the caller relists.
+   */
+  async *watch<T extends KubeObject = Unstructured>(
+    resource: Resource,
+    options: WatchOptions = {},
+  ): AsyncGenerator<WatchEvent<T>> {
+    const path = resourcePath(resource, { namespace: options.namespace });
+    const timeoutSeconds = options.timeoutSeconds ??
+      Math.floor(300 + Math.random() * 300);
+    let response: Response;
+    try {
+      response = await this.#send("GET", path, {
+        ...options,
+        timeoutMs: 0,
+        query: {
+          watch: true,
+          allowWatchBookmarks: true,
+          resourceVersion: options.resourceVersion,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          timeoutSeconds,
+          sendInitialEvents: options.sendInitialEvents,
+          resourceVersionMatch: options.sendInitialEvents ? "NotOlderThan" : undefined,
+        },
+      });
+    } catch (error) {
+      if (options.signal?.aborted) return;
+      throw error;
+    }
+    yield* watchEvents<T>(response, options.signal);
+  }
+
+  async #send(
+    method: string,
+    path: string,
+    init: RequestOptions & {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+    },
+  ): Promise<Response> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined && value !== "") query.set(key, String(value));
+    }
+    const url = query.size ? `${path}?${query}` : path;
+    const maxRetries = this.#options.maxRetries ?? 5;
+    let reauthenticated = false;
+    for (let attempt = 0;; attempt++) {
+      const timeoutMs = init.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const signals = [init.signal, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined]
+        .filter((s): s is AbortSignal => s !== undefined);
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (this.#options.userAgent) headers["user-agent"] = this.#options.userAgent;
+      if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
+      let response: Response;
+      try {
+        response = await this.transport.fetch(url, {
+          method,
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+          signal: signals.length ? AbortSignal.any(signals) : undefined,
+        });
+      } catch (error) {
+        this.#record(method, 0);
+        if (init.signal?.aborted || !IDEMPOTENT.has(method) || attempt >= maxRetries) throw error;
+        await sleep(backoffMs(attempt), init.signal);
+        continue;
+      }
+      this.#record(method, response.status);
+      if (response.ok) return response;
+      const error = await apiErrorFrom(response, { method, url });
+      if (error.code === 401 && !reauthenticated && this.#hasRefreshableCredentials()) {
+        reauthenticated = true;
+        this.transport.invalidateCredentials();
+        continue;
+      }
+      const retryable = error.code === 429 || (error.code >= 500 && IDEMPOTENT.has(method));
+      if (!retryable || attempt >= maxRetries) throw error;
+      const waitMs = error.retryAfterSeconds !== undefined
+        ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_S) * 1000
+        : backoffMs(attempt);
+      await sleep(waitMs, init.signal);
+    }
+  }
+
+  #hasRefreshableCredentials(): boolean {
+    const config = this.transport.config;
+    return Boolean(config.tokenFile || config.exec);
+  }
+
+  #record(method: string, code: number): void {
+    const sample = { method, code, host: this.#host };
+    this.requests.record(sample);
+    this.#options.onResponse?.(sample);
+  }
+
+  #ns(resource: Resource, namespace: string | undefined): string | undefined {
+    if (!resource.namespaced) return undefined;
+    return namespace ?? this.namespace;
+  }
+
+  #name(resource: Resource, object: KubeObject): string {
+    const name = object.metadata?.name;
+    if (!name) throw new TypeError(`${resource.kind}: metadata.name is required for this verb`);
+    return name;
+  }
+
+  #withType<T extends KubeObject>(resource: Resource, object: T, subresource?: string): T {
+    if (subresource) return object;
+    return { ...object, apiVersion: apiVersionOf(resource), kind: resource.kind };
+  }
+
+  #writeQuery(options: WriteOptions): Record<string, string | undefined> {
+    return { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined };
+  }
+}
+
+/** 100 ms doubling, capped at 5 s, with up to 20 % jitter. */
+function backoffMs(attempt: number): number {
+  const base = Math.min(100 * 2 ** attempt, 5_000);
+  return base * (1 + Math.random() * 0.2);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export { ApiError };
+export type { ObjectMeta };

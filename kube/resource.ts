@@ -1,0 +1,54 @@
+/** Describes an API resource (group, version, kind, plural, scope) and the URL paths that reach it. */
+
+/** Everything the client needs to address one kind; built-ins are in `kinds.ts`. */
+export interface Resource {
+  /** "" for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  /** The lower-case plural used in URLs, e.g. `daemonsets`. */
+  plural: string;
+  namespaced: boolean;
+}
+
+/** `apps/v1`, or `v1` for the core group. */
+export function apiVersionOf(resource: Resource): string {
+  return resource.group ? `${resource.group}/${resource.version}` : resource.version;
+}
+
+/** Where to send a request for a resource, an object, or one of its subresources. */
+export interface PathOptions {
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/**
+ * The URL path for `resource`. A namespaced resource without a namespace addresses all
+ * namespaces (list and watch only); a cluster-scoped one ignores `namespace` being absent.
+ */
+export function resourcePath(resource: Resource, options: PathOptions = {}): string {
+  const base = resource.group
+    ? `/apis/${resource.group}/${resource.version}`
+    : `/api/${resource.version}`;
+  let path = base;
+  if (resource.namespaced && options.namespace) {
+    path += `/namespaces/${encodeURIComponent(options.namespace)}`;
+  } else if (!resource.namespaced && options.namespace) {
+    throw new TypeError(
+      `${resource.kind} is cluster-scoped: do not pass a namespace (got "${options.namespace}")`,
+    );
+  }
+  path += `/${resource.plural}`;
+  if (options.name !== undefined) {
+    if (!options.name) throw new TypeError(`${resource.kind}: name must not be empty`);
+    path += `/${encodeURIComponent(options.name)}`;
+  }
+  if (options.subresource) {
+    if (options.name === undefined) {
+      throw new TypeError(`${resource.kind}: subresource "${options.subresource}" needs a name`);
+    }
+    path += `/${options.subresource}`;
+  }
+  return path;
+}

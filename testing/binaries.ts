@@ -1,0 +1,262 @@
+/**
+ * Finds the control-plane binaries: `KUBEBUILDER_ASSETS`, else a per-user cache, else builds them
+ * from the pinned Go modules in `testing/toolchain/` into that cache.
+ */
+
+/** The pinned versions; the Go modules in `testing/toolchain/` must agree (a test checks). */
+export const KUBERNETES_VERSION = "v1.36.3";
+export const ETCD_VERSION = "v3.6.8";
+export const KWOK_VERSION = "v0.8.0";
+
+export type BinaryName =
+  | "etcd"
+  | "kube-apiserver"
+  | "kube-controller-manager"
+  | "kube-scheduler"
+  | "kwok";
+
+/** Paths of every binary the control plane may start. */
+export type Binaries = Record<BinaryName, string>;
+
+interface Toolchain {
+  /** Folder under `testing/toolchain/`. */
+  module: string;
+  version: string;
+  /** Binary name → Go package that builds it. */
+  packages: Partial<Record<BinaryName, string>>;
+  ldflags: string;
+}
+
+function kubeVersionFlags(): string {
+  const [major, minor] = KUBERNETES_VERSION.slice(1).split(".");
+  const values = {
+    gitVersion: KUBERNETES_VERSION,
+    gitMajor: major,
+    gitMinor: minor,
+    gitCommit: "0000000000000000000000000000000000000000",
+    gitTreeState: "clean",
+    buildDate: "1970-01-01T00:00:00Z",
+  };
+  // Without these, /version reports v0.0.0-master; both packages carry their own copy.
+  return ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"]
+    .flatMap((pkg) => Object.entries(values).map(([k, v]) => `-X ${pkg}.${k}=${v}`))
+    .join(" ");
+}
+
+const TOOLCHAINS: Toolchain[] = [
+  {
+    module: "etcd",
+    version: ETCD_VERSION,
+    packages: { etcd: "go.etcd.io/etcd/server/v3" },
+    ldflags: "-s -w",
+  },
+  {
+    module: "kube",
+    version: KUBERNETES_VERSION,
+    packages: {
+      "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
+      "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
+      "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+    },
+    ldflags: `-s -w ${kubeVersionFlags()}`,
+  },
+  {
+    module: "kwok",
+    version: KWOK_VERSION,
+    packages: { kwok: "sigs.k8s.io/kwok/cmd/kwok" },
+    ldflags: "-s -w",
+  },
+];
+
+const TOOLCHAIN_DIR = new URL("./toolchain/", import.meta.url);
+
+/** The per-user cache: `$PTEMPLATE_CACHE_DIR`, else `$XDG_CACHE_HOME/ptemplate-operator`, else `~/.cache/…`. */
+export function cacheDir(): string {
+  const explicit = Deno.env.get("PTEMPLATE_CACHE_DIR");
+  if (explicit) return explicit;
+  const base = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache`;
+  return `${base}/ptemplate-operator`;
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Where a toolchain's binaries live in the cache: keyed by version and its go.mod/go.sum. */
+async function cacheFolder(toolchain: Toolchain): Promise<string> {
+  const dir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR);
+  const inputs = [
+    await Deno.readTextFile(new URL("go.mod", dir)),
+    await Deno.readTextFile(new URL("go.sum", dir)),
+    toolchain.ldflags,
+  ].join("\0");
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inputs));
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${cacheDir()}/controlplane/${toolchain.module}-${toolchain.version}-${hex.slice(0, 12)}`;
+}
+
+/** Why the binaries cannot be had here; the message says what to install or set. */
+export class BinariesUnavailable extends Error {
+  override readonly name = "BinariesUnavailable";
+}
+
+/** True when `go` can be run. */
+export async function haveGo(): Promise<boolean> {
+  try {
+    const { success } = await new Deno.Command("go", {
+      args: ["version"],
+      stdout: "null",
+      stderr: "null",
+    })
+      .output();
+    return success;
+  } catch {
+    return false;
+  }
+}
+
+export interface FindOptions {
+  /** Build what is missing (needs Go); when false, missing binaries throw BinariesUnavailable. */
+  build?: boolean;
+  /** Receives one line per build step and a heartbeat while a step runs. */
+  progress?: (line: string) => void;
+}
+
+/**
+ * Every control-plane binary: from `KUBEBUILDER_ASSETS` when it has it (setup-envtest's folder
+ * has etcd and kube-apiserver only), else from the cache, else built into the cache.
+ */
+export async function findBinaries(options: FindOptions = {}): Promise<Binaries> {
+  const progress = options.progress ?? ((line) => console.error(line));
+  const assets = Deno.env.get("KUBEBUILDER_ASSETS");
+  const found: Partial<Binaries> = {};
+  for (const toolchain of TOOLCHAINS) {
+    const names = Object.keys(toolchain.packages) as BinaryName[];
+    const folder = await cacheFolder(toolchain);
+    const missing: BinaryName[] = [];
+    for (const name of names) {
+      if (assets && exists(`${assets}/${name}`)) found[name] = `${assets}/${name}`;
+      else if (exists(`${folder}/${name}`)) found[name] = `${folder}/${name}`;
+      else missing.push(name);
+    }
+    if (missing.length === 0) continue;
+    if (options.build === false) {
+      throw new BinariesUnavailable(
+        `no ${missing.join(", ")} in ${assets ? `KUBEBUILDER_ASSETS (${assets}) or ` : ""}` +
+          `the cache (${folder}); run \`deno task cluster\` once to build them (needs Go), ` +
+          `or set KUBEBUILDER_ASSETS to a folder that has them`,
+      );
+    }
+    if (!(await haveGo())) {
+      throw new BinariesUnavailable(
+        `no ${missing.join(", ")} found and no Go toolchain to build them: install Go ≥ 1.26 ` +
+          `(https://go.dev/dl), or set KUBEBUILDER_ASSETS to a folder with the binaries`,
+      );
+    }
+    await build(toolchain, folder, progress);
+    for (const name of missing) found[name] = `${folder}/${name}`;
+  }
+  return found as Binaries;
+}
+
+/** Builds one toolchain module into a temporary folder, then renames it into the cache. */
+async function build(
+  toolchain: Toolchain,
+  folder: string,
+  progress: (line: string) => void,
+): Promise<void> {
+  const moduleDir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR).pathname;
+  const names = Object.keys(toolchain.packages);
+  const staging = `${folder}.tmp-${Deno.pid}`;
+  await Deno.mkdir(staging, { recursive: true });
+  const env = { GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-mod=readonly" };
+  const started = Date.now();
+  try {
+    await step(
+      progress,
+      `${toolchain.module} ${toolchain.version}: downloading Go modules`,
+      "go",
+      ["mod", "download"],
+      moduleDir,
+      env,
+    );
+    await step(
+      progress,
+      `${toolchain.module} ${toolchain.version}: compiling ${names.join(", ")}`,
+      "go",
+      [
+        "build",
+        "-v",
+        "-trimpath",
+        "-ldflags",
+        toolchain.ldflags,
+        "-o",
+        `${staging}/`,
+        ...Object.values(toolchain.packages),
+      ],
+      moduleDir,
+      env,
+    );
+    await Deno.remove(folder, { recursive: true }).catch(() => {});
+    await Deno.rename(staging, folder);
+    progress(
+      `control plane: built ${names.join(", ")} in ${
+        ((Date.now() - started) / 1000).toFixed(0)
+      } s → ${folder}`,
+    );
+  } catch (error) {
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * Runs one build step, printing a start line and a heartbeat every 30 s (with the number of
+ * packages `go build -v` has compiled) so a slow cold build is visibly alive.
+ */
+async function step(
+  progress: (line: string) => void,
+  title: string,
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+): Promise<void> {
+  const started = Date.now();
+  progress(`control plane: ${title} …`);
+  const child = new Deno.Command(command, { args, cwd, env, stdout: "piped", stderr: "piped" })
+    .spawn();
+  let lines = 0;
+  let tail: string[] = [];
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      const parts = chunk.split("\n").filter(Boolean);
+      lines += parts.length;
+      tail = [...tail, ...parts].slice(-30);
+    }
+  };
+  const heartbeat = setInterval(() => {
+    const elapsed = ((Date.now() - started) / 1000).toFixed(0);
+    progress(`control plane:   … ${title}: ${elapsed} s, ${lines} packages so far`);
+  }, 30_000);
+  try {
+    const [status] = await Promise.all([
+      child.status,
+      collect(child.stdout),
+      collect(child.stderr),
+    ]);
+    if (!status.success) {
+      throw new Error(
+        `\`${command} ${args.join(" ")}\` failed in ${cwd} (exit ${status.code}):\n${
+          tail.join("\n")
+        }`,
+      );
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+}

@@ -1,0 +1,115 @@
+/** Runs one control-plane component in its own process group, logging to a file, and stops it for sure. */
+
+/** How to start a component. */
+export interface ProcessSpec {
+  name: string;
+  command: string;
+  args: string[];
+  /** Output of stdout and stderr, appended. */
+  logFile: string;
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** A running component. `stop()` is idempotent and always leaves no process of its group behind. */
+export class ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logFile: string;
+  readonly #child: Deno.ChildProcess;
+  readonly #log: Deno.FsFile;
+  readonly #pumps: Promise<unknown>;
+  #status?: Deno.CommandStatus;
+  readonly exited: Promise<Deno.CommandStatus>;
+
+  private constructor(spec: ProcessSpec, child: Deno.ChildProcess, log: Deno.FsFile) {
+    this.name = spec.name;
+    this.pid = child.pid;
+    this.logFile = spec.logFile;
+    this.#child = child;
+    this.#log = log;
+    const writer = (stream: ReadableStream<Uint8Array>) =>
+      stream.pipeTo(
+        new WritableStream({ write: (chunk) => void log.writeSync(chunk) }),
+      ).catch(() => {});
+    this.#pumps = Promise.all([writer(child.stdout), writer(child.stderr)]);
+    this.exited = child.status.then((status) => (this.#status = status));
+  }
+
+  /**
+   * Starts the process as the leader of a new process group (`detached`), so that stopping it
+   * also stops anything it forked.
+   */
+  static start(spec: ProcessSpec): ManagedProcess {
+    const log = Deno.openSync(spec.logFile, { create: true, append: true });
+    const child = new Deno.Command(spec.command, {
+      args: spec.args,
+      env: spec.env,
+      cwd: spec.cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      detached: true,
+    }).spawn();
+    return new ManagedProcess(spec, child, log);
+  }
+
+  /** The exit status once it has exited, else undefined. */
+  get status(): Deno.CommandStatus | undefined {
+    return this.#status;
+  }
+
+  /** SIGTERM to the group, SIGKILL to the group after `graceMs`, then wait for the exit. */
+  async stop(graceMs = 5_000): Promise<void> {
+    if (!this.#status) {
+      signalGroup(this.pid, "SIGTERM");
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), graceMs);
+      });
+      if (await Promise.race([this.exited, timedOut]) === "timeout") {
+        signalGroup(this.pid, "SIGKILL");
+        await this.exited;
+      }
+      clearTimeout(timer);
+    }
+    // Children that ignored SIGTERM may survive their leader; the group id outlives it.
+    signalGroup(this.pid, "SIGKILL");
+    await this.#pumps;
+    try {
+      this.#log.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Signals every process in the group led by `pgid`; a group that is gone already is fine. */
+export function signalGroup(pgid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pgid, signal);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound) && !String(error).includes("ESRCH")) throw error;
+  }
+}
+
+/**
+ * The live (not zombie) processes in group `pgid`, from `/proc`. Zombies are ignored: in a
+ * container whose PID 1 does not reap, an orphan's corpse can linger but runs nothing.
+ */
+export function liveGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+    } catch {
+      continue; // exited while we looked
+    }
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry.name));
+  }
+  return members;
+}

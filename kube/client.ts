@@ -128,7 +128,7 @@ export class KubeClient {
   }
 
   /**
-   * Sends a request and returns the parsed JSON body. Non-2xx answers throw ApiError. 429s are
+   * Sends a request and returns the parsed JSON body (or the text of a non-JSON one). Non-2xx answers throw ApiError. 429s are
    * retried for every verb (the server did not act on them); 5xx and network failures only for
    * GET, since a write may have happened.
    */
@@ -143,7 +143,9 @@ export class KubeClient {
   ): Promise<T> {
     const response = await this.#send(method, path, init);
     const text = await response.text();
-    return (text ? JSON.parse(text) : undefined) as T;
+    // Health endpoints answer in plain text ("ok"); everything else in JSON.
+    const json = response.headers.get("content-type")?.includes("json");
+    return (json && text ? JSON.parse(text) : text || undefined) as T;
   }
 
   async get<T extends KubeObject = Unstructured>(

@@ -201,6 +201,14 @@ async function build(
       moduleDir,
       env,
     );
+    for (const [name, pkg] of Object.entries(toolchain.packages)) {
+      // `go build -o dir/` names a binary after its package path, minus a /vN suffix.
+      const built = pkg.split("/").filter((part) => !/^v\d+$/.test(part)).pop()!;
+      if (built !== name) await Deno.rename(`${staging}/${built}`, `${staging}/${name}`);
+      if (!exists(`${staging}/${name}`)) {
+        throw new Error(`go build produced no ${name} in ${staging}`);
+      }
+    }
     await Deno.remove(folder, { recursive: true }).catch(() => {});
     await Deno.rename(staging, folder);
     progress(

@@ -18,7 +18,7 @@ import { type Binaries, findBinaries } from "./binaries.ts";
 import { createControlPlanePki } from "./certificates.ts";
 import { ManagedProcess } from "./process.ts";
 import { freePorts } from "./ports.ts";
-import { forgetRun, recordRun, sweepOrphans } from "./run_registry.ts";
+import { forgetRun, ownStartTime, recordRun, sweepOrphans } from "./run_registry.ts";
 
 /** What to start besides etcd and kube-apiserver. */
 export interface ControlPlaneOptions {
@@ -86,6 +86,7 @@ export class ControlPlane {
   readonly #processes = new Map<string, ManagedProcess>();
   readonly #clients: KubeClient[] = [];
   readonly #apiServerArgs: string[];
+  readonly #ownerStart: string;
   #stopped = false;
 
   private constructor(init: {
@@ -95,7 +96,9 @@ export class ControlPlane {
     binaries: Binaries;
     etcdUrl: string;
     apiServerArgs: string[];
+    ownerStart: string;
   }) {
+    this.#ownerStart = init.ownerStart;
     this.dir = init.dir;
     this.server = init.server;
     this.adminConfig = init.adminConfig;
@@ -153,6 +156,7 @@ export class ControlPlane {
       binaries,
       etcdUrl,
       apiServerArgs,
+      ownerStart: await ownStartTime(),
       adminConfig: {
         server,
         caData: pki.ca.cert,
@@ -310,6 +314,10 @@ export class ControlPlane {
           capacity: { cpu: "32", memory: "256Gi", pods: "110", "example.com/ptemplate": "64" },
         },
       });
+      // The API server taints new Nodes not-ready; the node-lifecycle controller lifts that
+      // once they report Ready. kwok reports Ready at once, and we run no lifecycle controller
+      // (it would also want heartbeats), so lift it here.
+      await client.patch(NODE, node.name, { spec: { taints: null } });
       // Node status is ignored on create; capacity must be written to the status subresource.
       await client.patch(NODE, node.name, {
         status: {
@@ -441,7 +449,7 @@ export class ControlPlane {
       logFile: `${this.dir}/${name}.log`,
     });
     this.#processes.set(name, process);
-    recordRun(this.dir, this.pids(), Object.values(this.binaries));
+    recordRun(this.dir, this.#ownerStart, this.pids(), Object.values(this.binaries));
   }
 
   #assertRunning(): void {

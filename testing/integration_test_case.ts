@@ -22,6 +22,42 @@ function binariesOnce(): Promise<{ binaries: Binaries } | { error: Error }> {
 
 let warned = false;
 
+/** Whether to skip (binaries unavailable outside CI), saying why once; or the binaries. */
+async function gate(): Promise<
+  { skip: boolean; found: { binaries: Binaries } | { error: Error } }
+> {
+  const found = await binariesOnce();
+  const skip = "error" in found && found.error instanceof BinariesUnavailable && !inCi();
+  if (skip && !warned) {
+    warned = true;
+    console.error(
+      `\n!!! SKIPPING integration tests (not under CI): ${found.error.message}\n`,
+    );
+  }
+  return { skip, found };
+}
+
+/**
+ * Registers a test that needs the control-plane binaries but starts its processes itself
+ * (e.g. a child `deno task cluster`). Skips like `integrationTest`.
+ */
+export async function binariesTest(
+  name: string,
+  fn: (binaries: Binaries, t: Deno.TestContext) => Promise<void>,
+): Promise<void> {
+  const { skip, found } = await gate();
+  Deno.test({
+    name,
+    ignore: skip,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn(t) {
+      if ("error" in found) throw found.error;
+      await fn(found.binaries, t);
+    },
+  });
+}
+
 /**
  * Registers a test that gets a started control plane and a `step` helper. Resolving the binaries
  * may build them (minutes, once); that happens when the test module loads.
@@ -31,14 +67,7 @@ export async function integrationTest(
   options: ControlPlaneOptions,
   fn: (plane: ControlPlane, step: Step, t: Deno.TestContext) => Promise<void>,
 ): Promise<void> {
-  const found = await binariesOnce();
-  const skip = "error" in found && found.error instanceof BinariesUnavailable && !inCi();
-  if (skip && !warned) {
-    warned = true;
-    console.error(
-      `\n!!! SKIPPING integration tests (not under CI): ${found.error.message}\n`,
-    );
-  }
+  const { skip, found } = await gate();
   Deno.test({
     name,
     ignore: skip,

@@ -93,23 +93,48 @@ export function signalGroup(pgid: number, signal: Deno.Signal): void {
   }
 }
 
+/** One row of the process table. */
+export interface ProcessInfo {
+  pid: number;
+  pgid: number;
+  /** `ps` state letters; `Z` is a zombie. */
+  state: string;
+  /** Start time as `ps` prints it; with the PID it identifies a process across PID reuse. */
+  started: string;
+  command: string;
+}
+
 /**
- * The live (not zombie) processes in group `pgid`, from `/proc`. Zombies are ignored: in a
- * container whose PID 1 does not reap, an orphan's corpse can linger but runs nothing.
+ * The process table, through `ps` (Deno grants `/proc` only with --allow-all, and `ps` needs
+ * only the run permission we already have).
  */
-export function liveGroupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    let stat: string;
-    try {
-      stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-    } catch {
-      continue; // exited while we looked
-    }
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry.name));
-  }
-  return members;
+export async function processTable(): Promise<ProcessInfo[]> {
+  const { stdout, success } = await new Deno.Command("ps", {
+    args: ["-e", "-o", "pid=,pgid=,stat=,lstart=,args="],
+    stdout: "piped",
+    stderr: "null",
+    env: { LC_ALL: "C" },
+  }).output();
+  if (!success) throw new Error("`ps -e` failed");
+  return new TextDecoder().decode(stdout).split("\n").filter((l) => l.trim()).map((line) => {
+    const [pid, pgid, state, ...rest] = line.trim().split(/\s+/);
+    // lstart is five words: "Sat Nov 21 05:51:51 2026".
+    return {
+      pid: Number(pid),
+      pgid: Number(pgid),
+      state,
+      started: rest.slice(0, 5).join(" "),
+      command: rest.slice(5).join(" "),
+    };
+  });
+}
+
+/**
+ * The live (not zombie) processes in group `pgid`. Zombies are ignored: in a container whose
+ * PID 1 does not reap, an orphan's corpse can linger but runs nothing.
+ */
+export async function liveGroupMembers(pgid: number): Promise<number[]> {
+  return (await processTable())
+    .filter((p) => p.pgid === pgid && !p.state.startsWith("Z"))
+    .map((p) => p.pid);
 }

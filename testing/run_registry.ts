@@ -3,12 +3,12 @@
  * process dies without cleaning up (SIGKILL, a crash), the next harness start stops its orphans.
  */
 import { cacheDir } from "./binaries.ts";
-import { liveGroupMembers, signalGroup } from "./process.ts";
+import { type ProcessInfo, processTable, signalGroup } from "./process.ts";
 
 interface RunRecord {
   dir: string;
   owner: number;
-  /** Start time of the owner in clock ticks since boot, so a reused PID is not mistaken for it. */
+  /** Start time of the owner, so a reused PID is not mistaken for it. */
   ownerStart: string;
   pids: number[];
   binaries: string[];
@@ -22,24 +22,25 @@ function recordPath(dir: string): string {
   return `${registryDir()}/${dir.split("/").pop()}.json`;
 }
 
-function startTime(pid: number): string | undefined {
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
+let ownStart: Promise<string> | undefined;
+
+/** This process's start time as `ps` reports it; looked up once. */
+export function ownStartTime(): Promise<string> {
+  ownStart ??= processTable().then((table) => table.find((p) => p.pid === Deno.pid)?.started ?? "");
+  return ownStart;
 }
 
-/** Notes (synchronously, so it is never lost to a crash) the processes of the run in `dir`. */
-export function recordRun(dir: string, pids: number[], binaries: string[]): void {
-  const record: RunRecord = {
-    dir,
-    owner: Deno.pid,
-    ownerStart: startTime(Deno.pid) ?? "",
-    pids,
-    binaries,
-  };
+/**
+ * Notes the processes of the run in `dir`, writing synchronously so that a crash right after a
+ * component starts cannot lose the record.
+ */
+export function recordRun(
+  dir: string,
+  ownerStart: string,
+  pids: number[],
+  binaries: string[],
+): void {
+  const record: RunRecord = { dir, owner: Deno.pid, ownerStart, pids, binaries };
   Deno.mkdirSync(registryDir(), { recursive: true });
   Deno.writeTextFileSync(recordPath(dir), JSON.stringify(record));
 }
@@ -60,6 +61,14 @@ export async function sweepOrphans(log: (line: string) => void = console.error):
   } catch {
     return;
   }
+  const table = await processTable().catch(() => undefined);
+  if (!table) {
+    log(
+      "control plane: cannot list processes (`ps` missing?); orphans of killed runs are not swept",
+    );
+    return;
+  }
+  const byPid = new Map<number, ProcessInfo>(table.map((p) => [p.pid, p]));
   for (const entry of entries) {
     const path = `${registryDir()}/${entry.name}`;
     let record: RunRecord;
@@ -68,16 +77,12 @@ export async function sweepOrphans(log: (line: string) => void = console.error):
     } catch {
       continue;
     }
-    if (startTime(record.owner) === record.ownerStart) continue; // owner still running
+    if (byPid.get(record.owner)?.started === record.ownerStart) continue; // owner still running
     const killed: number[] = [];
     for (const pid of record.pids) {
-      let exe: string;
-      try {
-        exe = Deno.readLinkSync(`/proc/${pid}/exe`);
-      } catch {
-        continue;
-      }
-      if (record.binaries.includes(exe) && liveGroupMembers(pid).length) {
+      const process = byPid.get(pid);
+      const binary = process?.command.split(" ")[0];
+      if (process && !process.state.startsWith("Z") && binary && record.binaries.includes(binary)) {
         signalGroup(pid, "SIGKILL");
         killed.push(pid);
       }

@@ -60,7 +60,7 @@ await integrationTest("control plane: a real Kubernetes", {
   await step("a namespace is created and read back", async () => {
     await admin.create(NAMESPACE, { metadata: { name: "foundation", labels: { a: "b" } } });
     const read = await admin.get(NAMESPACE, "foundation");
-    expect(read.metadata?.labels).toEqual({ a: "b" });
+    expect(read.metadata?.labels).toMatchObject({ a: "b" });
     expect(read.metadata?.uid).toBeTruthy();
   });
 
@@ -168,9 +168,9 @@ await integrationTest("control plane: stop leaves no process behind", {
 }, async (plane) => {
   const pids = plane.pids();
   expect(pids).toHaveLength(5);
-  for (const pid of pids) expect(liveGroupMembers(pid)).toContain(pid);
+  for (const pid of pids) expect(await liveGroupMembers(pid)).toContain(pid);
   await plane.stop();
   for (const pid of pids) {
-    expect(liveGroupMembers(pid)).toEqual([]);
+    expect(await liveGroupMembers(pid)).toEqual([]);
   }
 });

@@ -1,0 +1,82 @@
+/** `deno task cluster` as a person uses it: it prints how to connect, and Ctrl-C leaves nothing behind. */
+import { expect } from "expect";
+import { loadClusterConfig } from "../kube/load_config.ts";
+import { KubeClient } from "../kube/client.ts";
+import { NAMESPACE } from "../kube/kinds.ts";
+import { eventually } from "../testing/eventually.ts";
+import { binariesTest } from "../testing/integration_test_case.ts";
+import { liveGroupMembers } from "../testing/process.ts";
+import { sweepOrphans } from "../testing/run_registry.ts";
+
+const CLUSTER_TASK = JSON.parse(
+  await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
+).tasks.cluster.command as string;
+
+/** Starts the cluster task as its own process and waits for its banner. */
+async function startClusterTask(): Promise<
+  { child: Deno.ChildProcess; kubeconfig: string; pids: number[]; output: () => string }
+> {
+  // Run exactly what `deno task cluster` runs, with this Deno.
+  const [, ...args] = CLUSTER_TASK.split(/\s+/);
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: new URL("..", import.meta.url).pathname,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
+  };
+  void pump(child.stdout);
+  void pump(child.stderr);
+  const banner = await eventually(() => {
+    const pids = text.match(/Component PIDs: ([\d ]+)/)?.[1];
+    const kubeconfig = text.match(/kubectl --kubeconfig (\S+) get namespaces/)?.[1];
+    if (!pids || !kubeconfig) throw new Error(`no banner yet:\n${text}`);
+    return { pids: pids.trim().split(" ").map(Number), kubeconfig };
+  }, { timeoutMs: 120_000, intervalMs: 200 });
+  return { child, ...banner, output: () => text };
+}
+
+async function alive(pids: number[]): Promise<number[]> {
+  return (await Promise.all(pids.map(liveGroupMembers))).flat();
+}
+
+// These start their control planes in a child process, as a person would.
+await binariesTest(
+  "deno task cluster: usable kubeconfig; Ctrl-C stops every component",
+  async (_binaries, t) => {
+    const step = t.step.bind(t);
+    await step("SIGINT (Ctrl-C) stops all five components", async () => {
+      const task = await startClusterTask();
+      expect(task.pids).toHaveLength(5);
+      expect((await alive(task.pids)).length).toBeGreaterThanOrEqual(5);
+      const client = new KubeClient(await loadClusterConfig({ kubeconfig: task.kubeconfig }));
+      try {
+        const ns = await client.get(NAMESPACE, "kube-system");
+        expect(ns.metadata?.name).toBe("kube-system");
+      } finally {
+        client.close();
+      }
+      expect(task.output()).toMatch(/Kubernetes v1\.\d+\.\d+/);
+      Deno.kill(task.child.pid, "SIGINT");
+      const status = await task.child.status;
+      expect(status.success).toBe(false); // 130, interrupted
+      expect(await alive(task.pids)).toEqual([]);
+    });
+
+    await step("a SIGKILLed owner's components are stopped by the next harness start", async () => {
+      const task = await startClusterTask();
+      Deno.kill(task.child.pid, "SIGKILL");
+      await task.child.status;
+      // Nothing could clean up: the components are orphans now.
+      expect((await alive(task.pids)).length).toBeGreaterThanOrEqual(5);
+      const lines: string[] = [];
+      await sweepOrphans((line) => lines.push(line));
+      expect(lines.join("\n")).toContain("orphaned component");
+      await eventually(async () => expect(await alive(task.pids)).toEqual([]));
+    });
+  },
+);

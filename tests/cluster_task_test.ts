@@ -14,7 +14,13 @@ const CLUSTER_TASK = JSON.parse(
 
 /** Starts the cluster task as its own process and waits for its banner. */
 async function startClusterTask(): Promise<
-  { child: Deno.ChildProcess; kubeconfig: string; pids: number[]; output: () => string }
+  {
+    child: Deno.ChildProcess;
+    kubeconfig: string;
+    dir: string;
+    pids: number[];
+    output: () => string;
+  }
 > {
   // Run exactly what `deno task cluster` runs, with this Deno.
   const [, ...args] = CLUSTER_TASK.split(/\s+/);
@@ -37,7 +43,8 @@ async function startClusterTask(): Promise<
     if (!pids || !kubeconfig) throw new Error(`no banner yet:\n${text}`);
     return { pids: pids.trim().split(" ").map(Number), kubeconfig };
   }, { timeoutMs: 120_000, intervalMs: 200 });
-  return { child, ...banner, output: () => text };
+  const dir = banner.kubeconfig.slice(0, banner.kubeconfig.lastIndexOf("/"));
+  return { child, ...banner, dir, output: () => text };
 }
 
 async function alive(pids: number[]): Promise<number[]> {
@@ -65,6 +72,8 @@ await binariesTest(
       const status = await task.child.status;
       expect(status.success).toBe(false); // 130, interrupted
       expect(await alive(task.pids)).toEqual([]);
+      // An interrupted run keeps its logs for the person; this one needs none.
+      await Deno.remove(task.dir, { recursive: true });
     });
 
     await step("a SIGKILLed owner's components are stopped by the next harness start", async () => {
@@ -77,6 +86,7 @@ await binariesTest(
       await sweepOrphans((line) => lines.push(line));
       expect(lines.join("\n")).toContain("orphaned component");
       await eventually(async () => expect(await alive(task.pids)).toEqual([]));
+      await Deno.remove(task.dir, { recursive: true });
     });
   },
 );

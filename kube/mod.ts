@@ -1,0 +1,11 @@
+/** The Kubernetes client: configuration, requests, watch and errors. */
+export * from "./client.ts";
+export * from "./cluster_config.ts";
+export * from "./errors.ts";
+export * from "./kinds.ts";
+export * from "./kubeconfig.ts";
+export * from "./kubeconfig_yaml.ts";
+export * from "./load_config.ts";
+export * from "./resource.ts";
+export * from "./transport.ts";
+export * from "./watch.ts";

@@ -1,0 +1,6 @@
+/** The real control plane for tests, for this project and for plugin authors. */
+export * from "./binaries.ts";
+export * from "./ci.ts";
+export * from "./control_plane.ts";
+export * from "./eventually.ts";
+export * from "./integration_test_case.ts";

@@ -1,0 +1,156 @@
+/** The controller-runtime and client-go metric names people already graph, on one registry. */
+import type { RequestCounter } from "../kube/client.ts";
+import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from "./metrics.ts";
+import type { QueueObserver } from "./work_queue.ts";
+
+const RECONCILE_BUCKETS = [
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.15,
+  0.2,
+  0.25,
+  0.3,
+  0.35,
+  0.4,
+  0.45,
+  0.5,
+  0.6,
+  0.7,
+  0.8,
+  0.9,
+  1,
+  1.25,
+  1.5,
+  1.75,
+  2,
+  2.5,
+  3,
+  3.5,
+  4,
+  4.5,
+  5,
+  6,
+  7,
+  8,
+  9,
+  10,
+  15,
+  20,
+  25,
+  30,
+  40,
+  50,
+  60,
+];
+const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 10);
+
+export class ControllerMetrics {
+  readonly reconcileTotal: Counter;
+  readonly reconcileErrors: Counter;
+  readonly reconcileTime: Histogram;
+  readonly activeWorkers: Gauge;
+  readonly maxConcurrent: Gauge;
+  readonly queueDepth: Gauge;
+  readonly queueAdds: Counter;
+  readonly queueRetries: Counter;
+  readonly queueDuration: Histogram;
+  readonly workDuration: Histogram;
+
+  constructor(readonly registry: Registry) {
+    this.reconcileTotal = registry.counter(
+      "controller_runtime_reconcile_total",
+      "Total number of reconciliations per controller",
+      ["controller", "result"],
+    );
+    this.reconcileErrors = registry.counter(
+      "controller_runtime_reconcile_errors_total",
+      "Total number of reconciliation errors per controller",
+      ["controller"],
+    );
+    this.reconcileTime = registry.histogram(
+      "controller_runtime_reconcile_time_seconds",
+      "Length of time per reconciliation per controller",
+      ["controller"],
+      RECONCILE_BUCKETS,
+    );
+    this.activeWorkers = registry.gauge(
+      "controller_runtime_active_workers",
+      "Number of currently used workers per controller",
+      ["controller"],
+    );
+    this.maxConcurrent = registry.gauge(
+      "controller_runtime_max_concurrent_reconciles",
+      "Maximum number of concurrent reconciles per controller",
+      ["controller"],
+    );
+    this.queueDepth = registry.gauge("workqueue_depth", "Current depth of workqueue", ["name"]);
+    this.queueAdds = registry.counter(
+      "workqueue_adds_total",
+      "Total number of adds handled by workqueue",
+      ["name"],
+    );
+    this.queueRetries = registry.counter(
+      "workqueue_retries_total",
+      "Total number of retries handled by workqueue",
+      ["name"],
+    );
+    this.queueDuration = registry.histogram(
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in workqueue before being requested",
+      ["name"],
+      QUEUE_BUCKETS,
+    );
+    this.workDuration = registry.histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from workqueue takes",
+      ["name"],
+      QUEUE_BUCKETS,
+    );
+  }
+
+  /** Hooks a work queue named `name` to the workqueue_* metrics. */
+  queueObserver(name: string): QueueObserver {
+    const labels = { name };
+    this.queueDepth.set(labels, 0);
+    this.queueAdds.inc(labels, 0);
+    this.queueRetries.inc(labels, 0);
+    return {
+      depth: (depth) => this.queueDepth.set(labels, depth),
+      added: () => this.queueAdds.inc(labels),
+      retried: () => this.queueRetries.inc(labels),
+      waited: (seconds) => this.queueDuration.observe(labels, seconds),
+      worked: (seconds) => this.workDuration.observe(labels, seconds),
+    };
+  }
+}
+
+/** Exposes a client's request counts as `rest_client_requests_total{code,method,host}`. */
+export function exposeRequestCounts(registry: Registry, requests: RequestCounter): void {
+  const total = registry.counter(
+    "rest_client_requests_total",
+    "Number of HTTP requests, partitioned by status code, method, and host",
+    ["code", "method", "host"],
+  );
+  registry.onCollect(() => {
+    for (const sample of requests.samples()) {
+      const labels = {
+        code: String(sample.code || "<error>"),
+        method: sample.method,
+        host: sample.host,
+      };
+      total.inc(labels, sample.count - total.get(labels));
+    }
+  });
+}
+
+/** `leader_election_master_status{name}`: 1 while this instance leads. */
+export function leaderGauge(registry: Registry): Gauge {
+  return registry.gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
+    ["name"],
+  );
+}

@@ -1,0 +1,151 @@
+/**
+ * Records Kubernetes Events on the objects the operator acts on, aggregated: a repeat of the same
+ * event on the same object bumps its count instead of creating another, and is written at most
+ * once per interval, so a failing loop does not flood the API server.
+ */
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { isApiError } from "../kube/errors.ts";
+import { EVENT } from "../kube/kinds.ts";
+import type { Logger } from "./logging.ts";
+
+export interface EventInput {
+  type: "Normal" | "Warning";
+  /** Short CamelCase, e.g. `Applied`, `ReconcileFailed`. */
+  reason: string;
+  message: string;
+}
+
+/** What plugins record events through. */
+export interface EventRecorder {
+  record(object: KubeObject, event: EventInput): void;
+}
+
+interface Aggregate {
+  name: string;
+  namespace: string;
+  count: number;
+  /** Count already written. */
+  written: number;
+  lastWrite: number;
+  firstSeen: string;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** Events are written in the background; failures are logged, never thrown at the reconciler. */
+export class KubeEventRecorder implements EventRecorder {
+  readonly #client: KubeClient;
+  readonly #component: string;
+  readonly #log: Logger;
+  readonly #minIntervalMs: number;
+  readonly #aggregates = new Map<string, Aggregate>();
+  readonly #pending = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(
+    client: KubeClient,
+    options: { component: string; log: Logger; minIntervalMs?: number },
+  ) {
+    this.#client = client;
+    this.#component = options.component;
+    this.#log = options.log;
+    this.#minIntervalMs = options.minIntervalMs ?? 10_000;
+  }
+
+  record(object: KubeObject, event: EventInput): void {
+    if (this.#closed) return;
+    const meta = object.metadata ?? {};
+    const key = JSON.stringify([meta.uid, event.type, event.reason, event.message]);
+    const now = Date.now();
+    const existing = this.#aggregates.get(key);
+    if (existing) {
+      existing.count++;
+      if (existing.timer) return;
+      const wait = existing.lastWrite + this.#minIntervalMs - now;
+      existing.timer = setTimeout(() => {
+        existing.timer = undefined;
+        this.#track(this.#bump(existing));
+      }, Math.max(0, wait));
+      return;
+    }
+    const aggregate: Aggregate = {
+      name: `${meta.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
+      namespace: meta.namespace || "default",
+      count: 1,
+      written: 0,
+      lastWrite: now,
+      firstSeen: new Date(now).toISOString(),
+    };
+    this.#aggregates.set(key, aggregate);
+    this.#track(this.#create(object, event, aggregate));
+  }
+
+  /** Writes what is still pending and stops recording. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const aggregate of this.#aggregates.values()) {
+      if (aggregate.timer) {
+        clearTimeout(aggregate.timer);
+        aggregate.timer = undefined;
+        if (aggregate.count > aggregate.written) this.#track(this.#bump(aggregate));
+      }
+    }
+    await Promise.all(this.#pending);
+  }
+
+  #track(promise: Promise<void>): void {
+    this.#pending.add(promise);
+    promise.finally(() => this.#pending.delete(promise));
+  }
+
+  async #create(object: KubeObject, event: EventInput, aggregate: Aggregate): Promise<void> {
+    const meta = object.metadata ?? {};
+    try {
+      await this.#client.create(EVENT, {
+        metadata: { name: aggregate.name, namespace: aggregate.namespace },
+        involvedObject: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name: meta.name,
+          namespace: meta.namespace,
+          uid: meta.uid,
+          resourceVersion: meta.resourceVersion,
+        },
+        type: event.type,
+        reason: event.reason,
+        message: event.message.slice(0, 1024),
+        source: { component: this.#component },
+        reportingComponent: this.#component,
+        reportingInstance: this.#component,
+        firstTimestamp: aggregate.firstSeen,
+        lastTimestamp: aggregate.firstSeen,
+        count: 1,
+      } as KubeObject);
+      aggregate.written = 1;
+    } catch (error) {
+      this.#log.warn("could not record event {reason} on {object}: {error}", {
+        reason: event.reason,
+        object: `${meta.namespace}/${meta.name}`,
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  async #bump(aggregate: Aggregate): Promise<void> {
+    aggregate.lastWrite = Date.now();
+    const count = aggregate.count;
+    try {
+      await this.#client.patch(EVENT, aggregate.name, {
+        count,
+        lastTimestamp: new Date(aggregate.lastWrite).toISOString(),
+      }, { namespace: aggregate.namespace });
+      aggregate.written = count;
+    } catch (error) {
+      if (!isApiError(error, 404)) {
+        this.#log.warn("could not update event {name}: {error}", {
+          name: aggregate.name,
+          error: (error as Error).message,
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * Keeps the cache of one kind (in one namespace, or all) current: list, then watch from the
+ * list's resourceVersion; relist on 410 Gone; reconnect with jittered backoff; restart a watch
+ * that has gone silent; and tell subscribers about every change.
+ */
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { ApiError, isApiError } from "../kube/errors.ts";
+import type { Resource } from "../kube/resource.ts";
+import { ReconnectBackoff } from "./backoff.ts";
+import type { Logger } from "./logging.ts";
+import { Store, type StoreChange } from "./store.ts";
+
+export interface InformerOptions {
+  /** Only this namespace; all namespaces when absent. */
+  namespace?: string;
+  /** Page size of the initial list and relists. */
+  pageSize?: number;
+  /**
+   * A watch that delivers nothing (not even a bookmark) for this long is treated as dead and
+   * restarted from the last resourceVersion; default 3 minutes. Too small only costs a cheap
+   * re-watch; too large delays noticing a half-open connection by that much.
+   */
+  silenceTimeoutMs?: number;
+  /** How often to look again for a kind that is not installed (its CRD missing); default 10 s. */
+  missingKindRetryMs?: number;
+  log: Logger;
+}
+
+export type ChangeHandler<T> = (change: StoreChange<T>) => void;
+
+/** The outcome of one list-and-watch round. */
+type RoundEnd = "relist" | "rewatch" | "stopped";
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T> = new Store<T>();
+  readonly resource: Resource;
+  readonly namespace?: string;
+  readonly #client: KubeClient;
+  readonly #options: InformerOptions;
+  readonly #handlers = new Set<ChangeHandler<T>>();
+  readonly #installedHandlers = new Set<() => void>();
+  readonly #synced = Promise.withResolvers<void>();
+  #hasSynced = false;
+  #installed = true;
+  #resourceVersion = "";
+  #running?: Promise<void>;
+  /** Counts list calls, for tests and metrics. */
+  lists = 0;
+
+  constructor(client: KubeClient, resource: Resource, options: InformerOptions) {
+    this.#client = client;
+    this.resource = resource;
+    this.namespace = resource.namespaced ? options.namespace : undefined;
+    this.#options = options;
+  }
+
+  /** Resolves once the first list is in the cache. */
+  get synced(): Promise<void> {
+    return this.#synced.promise;
+  }
+
+  get hasSynced(): boolean {
+    return this.#hasSynced;
+  }
+
+  /** False while the API server does not serve this kind (e.g. its CRD is not installed). */
+  get installed(): boolean {
+    return this.#installed;
+  }
+
+  /** Subscribes to changes; returns the unsubscribe function. New subscribers do not get a replay. */
+  onChange(handler: ChangeHandler<T>): () => void {
+    this.#handlers.add(handler);
+    return () => this.#handlers.delete(handler);
+  }
+
+  /** Calls `handler` whenever the kind becomes served after it was not (its CRD appeared). */
+  onInstalled(handler: () => void): () => void {
+    this.#installedHandlers.add(handler);
+    return () => this.#installedHandlers.delete(handler);
+  }
+
+  /** Runs until `signal` aborts. Calling it again while running returns the same promise. */
+  run(signal: AbortSignal): Promise<void> {
+    this.#running ??= this.#loop(signal);
+    return this.#running;
+  }
+
+  async #loop(signal: AbortSignal): Promise<void> {
+    const backoff = new ReconnectBackoff();
+    const log = this.#options.log.with({ kind: this.resource.kind, namespace: this.namespace });
+    let needList = true;
+    while (!signal.aborted) {
+      const started = Date.now();
+      try {
+        if (needList) {
+          await this.#list(signal);
+          needList = false;
+        }
+        const end = await this.#watch(signal);
+        if (end === "relist") needList = true;
+        if (end !== "stopped") backoff.reset();
+        continue;
+      } catch (error) {
+        if (signal.aborted) break;
+        if (isApiError(error, 410)) {
+          log.info("resourceVersion {rv} expired (410 Gone); relisting", {
+            rv: this.#resourceVersion,
+          });
+          needList = true;
+          continue;
+        }
+        if (isApiError(error, 404) && needList) {
+          if (this.#installed) {
+            log.warn(
+              "{kind} is not served by the API server (is its CRD installed?); looking again every {seconds} s",
+              { seconds: (this.#options.missingKindRetryMs ?? 10_000) / 1000 },
+            );
+          }
+          this.#installed = false;
+          // An absent kind is an empty cache, not a reason to hold everything else back.
+          this.#markSynced();
+          await sleep(this.#options.missingKindRetryMs ?? 10_000, signal);
+          continue;
+        }
+        const delay = backoff.next(Date.now() - started);
+        log.warn("watch failed: {error}; retrying in {delay} ms", {
+          error: error instanceof Error ? error.message : String(error),
+          delay: Math.round(delay),
+        });
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const { items, resourceVersion } = await this.#client.listAll<T>(this.resource, {
+      namespace: this.namespace,
+      limit: this.#options.pageSize ?? 500,
+      signal,
+    });
+    this.lists++;
+    const appeared = !this.#installed;
+    this.#resourceVersion = resourceVersion;
+    const kind = this.resource.kind;
+    const apiVersion = this.resource.group
+      ? `${this.resource.group}/${this.resource.version}`
+      : this.resource.version;
+    // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
+    for (const item of items) Object.assign(item, { apiVersion, kind });
+    this.#emit(this.store.replace(items));
+    this.#markSynced();
+    if (appeared) {
+      this.#installed = true;
+      this.#options.log.info("{kind} is served now; caching it", { kind: this.resource.kind });
+      for (const handler of this.#installedHandlers) handler();
+    }
+  }
+
+  #markSynced(): void {
+    if (this.#hasSynced) return;
+    this.#hasSynced = true;
+    this.#synced.resolve();
+  }
+
+  /** One watch connection, until the server ends it, it goes silent, or it fails. */
+  async #watch(signal: AbortSignal): Promise<RoundEnd> {
+    const silence = this.#options.silenceTimeoutMs ?? 180_000;
+    const watchAbort = new AbortController();
+    const stop = () => watchAbort.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    let silent = false;
+    let watchdog = setTimeout(() => {
+      silent = true;
+      watchAbort.abort();
+    }, silence);
+    try {
+      for await (
+        const event of this.#client.watch<T>(this.resource, {
+          namespace: this.namespace,
+          resourceVersion: this.#resourceVersion,
+          signal: watchAbort.signal,
+        })
+      ) {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => {
+          silent = true;
+          watchAbort.abort();
+        }, silence);
+        const rv = event.object.metadata?.resourceVersion;
+        if (event.type === "BOOKMARK") {
+          if (rv) this.#resourceVersion = rv;
+          continue;
+        }
+        const change = event.type === "DELETED"
+          ? this.store.remove(event.object)
+          : this.store.upsert(event.object);
+        if (rv) this.#resourceVersion = rv;
+        if (change) this.#emit([change]);
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (!signal.aborted && !silent) throw error;
+    } finally {
+      clearTimeout(watchdog);
+      signal.removeEventListener("abort", stop);
+    }
+    if (signal.aborted) return "stopped";
+    if (silent) {
+      this.#options.log.info("watch of {kind} silent for {seconds} s; restarting it", {
+        kind: this.resource.kind,
+        seconds: silence / 1000,
+      });
+    }
+    return "rewatch";
+  }
+
+  #emit(changes: StoreChange<T>[]): void {
+    for (const change of changes) {
+      for (const handler of this.#handlers) {
+        try {
+          handler(change);
+        } catch (error) {
+          this.#options.log.error("change handler failed: {error}", { error });
+        }
+      }
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

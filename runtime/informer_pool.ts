@@ -1,0 +1,129 @@
+/**
+ * Shares informers between plugins: one LIST+WATCH per kind and namespace scope, however many
+ * plugins read or watch that kind.
+ */
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { Resource } from "../kube/resource.ts";
+import { type ChangeHandler, Informer } from "./informer.ts";
+import type { Selector } from "./label_selector.ts";
+import type { Logger } from "./logging.ts";
+import type { CacheReader } from "./store.ts";
+
+export interface InformerPoolOptions {
+  /** Watch only these namespaces (namespaced kinds); all when absent or empty. */
+  namespaces?: string[];
+  log: Logger;
+  /** Passed to every informer; see InformerOptions. */
+  silenceTimeoutMs?: number;
+  missingKindRetryMs?: number;
+}
+
+function resourceId(resource: Resource): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
+}
+
+/** The cache of one kind across the namespaces the pool watches. */
+class ScopedCache<T extends KubeObject> implements CacheReader<T> {
+  constructor(readonly informers: Informer<T>[]) {}
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    for (const informer of this.informers) {
+      if (informer.namespace && informer.namespace !== namespace) continue;
+      const found = informer.store.get(namespace, name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): T[] {
+    return this.informers
+      .filter((i) => !options.namespace || !i.namespace || i.namespace === options.namespace)
+      .flatMap((i) => i.store.list(options));
+  }
+
+  ownedBy(uid: string): T[] {
+    return this.informers.flatMap((i) => i.store.ownedBy(uid));
+  }
+}
+
+export class InformerPool {
+  readonly #client: KubeClient;
+  readonly #options: InformerPoolOptions;
+  readonly #informers = new Map<string, Informer<KubeObject>[]>();
+  #signal?: AbortSignal;
+  readonly #runs: Promise<void>[] = [];
+
+  constructor(client: KubeClient, options: InformerPoolOptions) {
+    this.#client = client;
+    this.#options = options;
+  }
+
+  /** The informers of `resource`, created on first use (and started, if the pool runs). */
+  informers<T extends KubeObject>(resource: Resource): Informer<T>[] {
+    const id = resourceId(resource);
+    let informers = this.#informers.get(id);
+    if (!informers) {
+      const scopes = resource.namespaced && this.#options.namespaces?.length
+        ? this.#options.namespaces
+        : [undefined];
+      informers = scopes.map((namespace) =>
+        new Informer(this.#client, resource, {
+          namespace,
+          log: this.#options.log,
+          silenceTimeoutMs: this.#options.silenceTimeoutMs,
+          missingKindRetryMs: this.#options.missingKindRetryMs,
+        })
+      );
+      this.#informers.set(id, informers);
+      if (this.#signal) {
+        for (const informer of informers) this.#runs.push(informer.run(this.#signal));
+      }
+    }
+    return informers as unknown as Informer<T>[];
+  }
+
+  /** A read-only view of the cache of `resource`. */
+  cache<T extends KubeObject>(resource: Resource): CacheReader<T> {
+    return new ScopedCache(this.informers<T>(resource));
+  }
+
+  /** Subscribes to every change of `resource`; returns the unsubscribe function. */
+  onChange<T extends KubeObject>(resource: Resource, handler: ChangeHandler<T>): () => void {
+    const offs = this.informers<T>(resource).map((i) => i.onChange(handler));
+    return () => offs.forEach((off) => off());
+  }
+
+  /** Starts every informer, now and later; they stop when `signal` aborts. */
+  start(signal: AbortSignal): void {
+    this.#signal = signal;
+    for (const informers of this.#informers.values()) {
+      for (const informer of informers) this.#runs.push(informer.run(signal));
+    }
+  }
+
+  /** Resolves when every informer of these kinds (all kinds by default) has listed once. */
+  async synced(resources?: Resource[]): Promise<void> {
+    const informers = resources
+      ? resources.flatMap((r) => this.informers(r))
+      : [...this.#informers.values()].flat();
+    await Promise.all(informers.map((i) => i.synced));
+  }
+
+  /** True when every informer has listed once; for `/readyz`. */
+  hasSynced(resources?: Resource[]): boolean {
+    const informers = resources
+      ? resources.flatMap((r) => this.informers(r))
+      : [...this.#informers.values()].flat();
+    return informers.every((i) => i.hasSynced);
+  }
+
+  /** Every informer, for status and tests. */
+  all(): Informer<KubeObject>[] {
+    return [...this.#informers.values()].flat();
+  }
+
+  /** Waits for every informer loop to end (after the start signal aborted). */
+  async stopped(): Promise<void> {
+    await Promise.all(this.#runs);
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The shared event loop: starts the informers every plugin needs, waits for them to sync, runs the
+ * controllers only while leader, serves metrics and probes, and shuts down gracefully.
+ */
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { Controller } from "./controller.ts";
+import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
+import { KubeEventRecorder } from "./events.ts";
+import { InformerPool } from "./informer_pool.ts";
+import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
+import { log as rootLog, type Logger } from "./logging.ts";
+import { Registry } from "./metrics.ts";
+import type { Plugin } from "./plugin.ts";
+import { Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
+
+export interface ManagerOptions {
+  client: KubeClient;
+  plugins: Plugin<KubeObject>[];
+  /** Namespaces to watch; all when absent or empty. */
+  namespaces?: string[];
+  /** Lease to lead on, or false to run controllers at once (one instance only!). */
+  leaderElection?: false | {
+    namespace: string;
+    name: string;
+    identity?: string;
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
+  /** Where to serve `/metrics`; undefined to not serve. */
+  metricsBind?: { hostname: string; port: number };
+  /** Where to serve `/healthz` and `/readyz`; undefined to not serve. */
+  healthBind?: { hostname: string; port: number };
+  /**
+   * How long in-flight reconciles may run after SIGTERM before they are cancelled; default 30 s.
+   * Keep it below the pod's terminationGracePeriodSeconds, or the kubelet kills us mid-write.
+   */
+  gracefulShutdownMs?: number;
+  /**
+   * Every object is reconciled again this often even if nothing changed; default 10 hours.
+   * Shorter catches what watches missed sooner, at the cost of reconciles (not writes: a
+   * converged object writes nothing).
+   */
+  resyncPeriodMs?: number;
+  /** Watches silent this long are restarted; see InformerOptions. */
+  watchSilenceTimeoutMs?: number;
+  /** The component name in Events; default `ptemplate-operator`. */
+  component?: string;
+  registry?: Registry;
+  log?: Logger;
+}
+
+/** Addresses actually bound, once running. */
+export interface ManagerEndpoints {
+  metricsPort?: number;
+  healthPort?: number;
+}
+
+export class Manager {
+  readonly registry: Registry;
+  readonly pool: InformerPool;
+  readonly controllers: Controller<KubeObject>[];
+  readonly #options: ManagerOptions;
+  readonly #log: Logger;
+  readonly #events: KubeEventRecorder;
+  readonly #elector?: LeaderElector;
+  readonly endpoints: ManagerEndpoints = {};
+  #running?: { stop: AbortController; abort: AbortController; done: Promise<void> };
+
+  constructor(options: ManagerOptions) {
+    this.#options = options;
+    this.#log = options.log ?? rootLog("manager");
+    this.registry = options.registry ?? new Registry();
+    exposeRequestCounts(this.registry, options.client.requests);
+    const names = new Set<string>();
+    for (const plugin of options.plugins) {
+      if (names.has(plugin.name)) throw new TypeError(`two plugins are named "${plugin.name}"`);
+      names.add(plugin.name);
+    }
+    this.pool = new InformerPool(options.client, {
+      namespaces: options.namespaces,
+      log: rootLog("informer"),
+      silenceTimeoutMs: options.watchSilenceTimeoutMs,
+    });
+    this.#events = new KubeEventRecorder(options.client, {
+      component: options.component ?? "ptemplate-operator",
+      log: rootLog("events"),
+    });
+    const metrics = new ControllerMetrics(this.registry);
+    this.controllers = options.plugins.map((plugin) =>
+      new Controller(plugin, {
+        client: options.client,
+        pool: this.pool,
+        metrics,
+        events: this.#events,
+        log: rootLog("controller"),
+      })
+    );
+    if (options.leaderElection) {
+      this.#elector = new LeaderElector(options.client, {
+        ...options.leaderElection,
+        identity: options.leaderElection.identity ?? defaultIdentity(),
+        log: rootLog("leader-election"),
+        gauge: leaderGauge(this.registry),
+      });
+    }
+  }
+
+  /** True while this instance runs the controllers. */
+  get leading(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /**
+   * Runs until `signal` aborts, then drains in-flight reconciles (up to the graceful period),
+   * releases the lease and returns. Never throws for a plugin's failure.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const informers = new AbortController();
+    const servers: EndpointServer[] = [];
+    const readyz = new Checks();
+    const healthz = new Checks();
+    healthz.add("ping", () => undefined);
+    readyz.add("informers-synced", () => {
+      const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
+      return pending.length ? `waiting for ${[...new Set(pending)].join(", ")}` : undefined;
+    });
+    const { metricsBind, healthBind } = this.#options;
+    try {
+      if (metricsBind && healthBind && metricsBind.port === healthBind.port && metricsBind.port) {
+        const server = serveEndpoints(metricsBind, { metrics: this.registry, healthz, readyz });
+        servers.push(server);
+        this.endpoints.metricsPort = this.endpoints.healthPort = server.port;
+      } else {
+        if (metricsBind) {
+          const server = serveEndpoints(metricsBind, { metrics: this.registry });
+          servers.push(server);
+          this.endpoints.metricsPort = server.port;
+        }
+        if (healthBind) {
+          const server = serveEndpoints(healthBind, { healthz, readyz });
+          servers.push(server);
+          this.endpoints.healthPort = server.port;
+        }
+      }
+      this.pool.start(informers.signal);
+      this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
+      await Promise.race([this.pool.synced(), abortPromise(signal)]);
+      if (signal.aborted) return;
+      this.#log.info("caches synced");
+      const resync = setInterval(
+        () => this.controllers.forEach((c) => c.enqueueAll()),
+        this.#options.resyncPeriodMs ?? 10 * 3600_000,
+      );
+      try {
+        if (this.#elector) {
+          await this.#elector.run(signal, {
+            onStartedLeading: () => this.#startControllers(),
+            onStoppedLeading: (reason) => this.#stopControllers(reason),
+          });
+        } else {
+          this.#startControllers();
+          await abortPromise(signal);
+          await this.#stopControllers("shutdown");
+        }
+      } finally {
+        clearInterval(resync);
+      }
+    } finally {
+      informers.abort();
+      await this.pool.stopped();
+      await this.#events.close();
+      await Promise.all(servers.map((s) => s.shutdown()));
+      this.#log.info("stopped");
+    }
+  }
+
+  #startControllers(): void {
+    const stop = new AbortController();
+    const abort = new AbortController();
+    const done = Promise.all(
+      this.controllers.map((controller) =>
+        controller.run(stop.signal, abort.signal).catch((error) => {
+          // A controller's own machinery failing must not take the others down.
+          this.#log.error("controller {controller} stopped with an error: {error}", {
+            controller: controller.name,
+            error,
+          });
+        })
+      ),
+    ).then(() => {});
+    this.#running = { stop, abort, done };
+  }
+
+  async #stopControllers(reason: StopReason): Promise<void> {
+    const running = this.#running;
+    if (!running) return;
+    running.stop.abort();
+    if (reason === "lost") {
+      running.abort.abort();
+    } else {
+      const grace = this.#options.gracefulShutdownMs ?? 30_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = await Promise.race([
+        running.done.then(() => false),
+        new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(true), grace)),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        this.#log.warn("in-flight reconciles did not finish within {seconds} s; cancelling them", {
+          seconds: grace / 1000,
+        });
+        running.abort.abort();
+      }
+    }
+    await running.done;
+    if (this.#running === running) this.#running = undefined;
+  }
+}
+
+function abortPromise(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+/** An AbortSignal that fires on the first SIGTERM or SIGINT (a second one exits at once). */
+export function shutdownSignal(log: Logger = rootLog("manager")): AbortSignal {
+  const controller = new AbortController();
+  const handler = (signal: Deno.Signal) => () => {
+    if (controller.signal.aborted) {
+      log.warn("second {signal}: exiting now", { signal });
+      Deno.exit(1);
+    }
+    log.info("received {signal}; shutting down", { signal });
+    controller.abort();
+  };
+  Deno.addSignalListener("SIGTERM", handler("SIGTERM"));
+  Deno.addSignalListener("SIGINT", handler("SIGINT"));
+  return controller.signal;
+}

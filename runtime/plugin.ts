@@ -1,0 +1,122 @@
+/** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
+import type { KubeClient, KubeObject, Unstructured } from "../kube/client.ts";
+import type { Resource } from "../kube/resource.ts";
+import type { EventRecorder } from "./events.ts";
+import type { Logger } from "./logging.ts";
+import type { Registry } from "./metrics.ts";
+import type { CacheReader, StoreChange } from "./store.ts";
+
+/** A namespace/name to reconcile; namespace absent for cluster-scoped kinds. */
+export interface ObjectRef {
+  namespace?: string;
+  name: string;
+}
+
+/** Another kind whose changes should reconcile some objects of the plugin's kind. */
+export interface Watch<W extends KubeObject = KubeObject> {
+  resource: Resource;
+  /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
+  map: (object: W, context: MapContext) => ObjectRef[];
+}
+
+/** What `Watch.map` may use. */
+export interface MapContext {
+  cache<R extends KubeObject>(resource: Resource): CacheReader<R>;
+}
+
+/**
+ * What a reconcile wants the world to look like. The runtime makes it so: it server-side applies
+ * `children` under the plugin's field manager with a controller owner reference (skipping the
+ * request when the cache already matches), deletes children it created earlier that are no
+ * longer listed, and writes `status` with `observedGeneration` (skipping it when unchanged).
+ */
+export interface Outcome {
+  /** Every child that should exist, of the kinds in `owns`. Omit to leave children alone. */
+  children?: (KubeObject | Unstructured)[];
+  /** The status to report (the fields this plugin owns). Omit to leave status alone. */
+  status?: Record<string, unknown>;
+  /** Visit again after this long even if nothing changes (a plain delay). */
+  requeueAfterMs?: number;
+}
+
+/** What a reconcile gets besides the object. */
+export interface ReconcileContext {
+  /** For the rare imperative step; prefer returning an Outcome. */
+  client: KubeClient;
+  /** Cached reads of any kind the plugin declared (for, owns, watches), or others on demand. */
+  cache<R extends KubeObject>(resource: Resource): CacheReader<R>;
+  /** True when the API server serves this kind (e.g. its CRD is installed). */
+  installed(resource: Resource): boolean;
+  log: Logger;
+  events: EventRecorder;
+  metrics: Registry;
+  /** Aborts when the reconcile must stop early (shutdown, lost leadership). */
+  signal: AbortSignal;
+}
+
+/** Filters changes of the plugin's own kind before they reach the queue. */
+export type ChangeFilter<T extends KubeObject> = (change: StoreChange<T>) => boolean;
+
+export interface PluginSpec<T extends KubeObject = KubeObject> {
+  /** Unique; the controller name in metrics and logs, and the field manager of its writes. */
+  name: string;
+  /** The kind it reconciles. */
+  for: Resource;
+  /** Kinds it creates; their changes reconcile the controlling owner. */
+  owns?: Resource[];
+  /** Other kinds whose changes reconcile objects through a mapping function. */
+  watches?: Watch[];
+  /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
+  filter?: ChangeFilter<T>;
+  /** Workers for this plugin; default 1. A key is never reconciled by two at once. */
+  concurrency?: number;
+  /**
+   * Level-based: told only *which* object, never why. Return the desired world (or nothing),
+   * or throw: a `PermanentError` is reported and not retried until the object changes; anything
+   * else is retried with per-key exponential backoff.
+   */
+  reconcile: (object: T, context: ReconcileContext) => Outcome | void | Promise<Outcome | void>;
+}
+
+/** A plugin, as registered with the manager. */
+export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
+
+/** Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am. */
+export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {
+    throw new TypeError(
+      `plugin name "${spec.name}" must be lower-case letters, digits and dashes (it is a field manager)`,
+    );
+  }
+  if ((spec.concurrency ?? 1) < 1) {
+    throw new RangeError(`plugin ${spec.name}: concurrency must be at least 1`);
+  }
+  return Object.freeze({ ...spec });
+}
+
+/** A failure that retrying will not fix (e.g. an invalid spec); reported, not retried. */
+export class PermanentError extends Error {
+  override readonly name = "PermanentError";
+  /** A short CamelCase reason for the Event. */
+  readonly reason: string;
+  constructor(message: string, options: { reason?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.reason = options.reason ?? "ReconcileFailed";
+  }
+}
+
+/** A failure worth retrying; the same as throwing any other error, with an optional delay. */
+export class TemporaryError extends Error {
+  override readonly name = "TemporaryError";
+  readonly retryAfterMs?: number;
+  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** A filter that passes creations, deletions and spec changes, not status-only updates. */
+export function generationChanged<T extends KubeObject>(change: StoreChange<T>): boolean {
+  if (change.type !== "updated") return true;
+  return change.object.metadata?.generation !== change.old.metadata?.generation;
+}

@@ -1,0 +1,155 @@
+import * as FakeTimers from "@sinonjs/fake-timers";
+import { expect } from "expect";
+import fc from "fast-check";
+import { WorkQueue } from "./work_queue.ts";
+
+type Clock = ReturnType<typeof FakeTimers.install>;
+
+function withClock(fn: (clock: Clock) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const clock = FakeTimers.install({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    try {
+      await fn(clock);
+    } finally {
+      clock.uninstall();
+    }
+  };
+}
+
+Deno.test("repeated adds of a waiting key collapse into one visit", async () => {
+  const queue = new WorkQueue();
+  queue.add("a");
+  queue.add("b");
+  queue.add("a");
+  queue.add("a");
+  expect(queue.length).toBe(2);
+  expect(await queue.get()).toBe("a");
+  expect(await queue.get()).toBe("b");
+  expect(queue.length).toBe(0);
+});
+
+Deno.test("a key in flight is never handed out twice; re-added, it comes back after done", async () => {
+  const queue = new WorkQueue();
+  queue.add("a");
+  const key = await queue.get();
+  queue.add("a");
+  let second: string | undefined | null = null;
+  queue.get().then((k) => (second = k));
+  await Promise.resolve();
+  expect(second).toBeNull();
+  queue.done(key!);
+  await Promise.resolve();
+  expect(second).toBe("a");
+});
+
+Deno.test("failures back off per key: 5 ms doubling to 1000 s, reset by forget", () => {
+  const queue = new WorkQueue();
+  const delays = Array.from({ length: 22 }, () => queue.addRateLimited("a"));
+  expect(delays.slice(0, 5)).toEqual([5, 10, 20, 40, 80]);
+  expect(delays.at(-1)).toBe(1_000_000);
+  expect(Math.max(...delays)).toBe(1_000_000);
+  expect(queue.addRateLimited("b")).toBe(5);
+  queue.forget("a");
+  expect(queue.addRateLimited("a")).toBe(5);
+  queue.shutDown();
+});
+
+Deno.test(
+  "addAfter: a plain delay, and the earliest scheduled visit wins",
+  withClock(async (clock) => {
+    const queue = new WorkQueue();
+    queue.addAfter("a", 1000);
+    queue.addAfter("a", 100);
+    queue.addAfter("b", 50);
+    queue.addAfter("b", 500);
+    await clock.tickAsync(49);
+    expect(queue.length).toBe(0);
+    await clock.tickAsync(1);
+    expect(queue.length).toBe(1);
+    await clock.tickAsync(50);
+    expect(queue.length).toBe(2);
+    await clock.tickAsync(2000);
+    expect(queue.length).toBe(2); // the later schedules were dropped, not kept as extra visits
+    expect([await queue.get(), await queue.get()]).toEqual(["b", "a"]);
+  }),
+);
+
+Deno.test(
+  "a failing key is retried after its backoff and not before",
+  withClock(async (clock) => {
+    const queue = new WorkQueue();
+    queue.add("k");
+    for (const expected of [5, 10, 20, 40]) {
+      const key = await queue.get();
+      queue.done(key!);
+      expect(queue.addRateLimited(key!)).toBe(expected);
+      await clock.tickAsync(expected - 1);
+      expect(queue.length).toBe(0);
+      await clock.tickAsync(1);
+      expect(queue.length).toBe(1);
+    }
+  }),
+);
+
+Deno.test("shutDown releases waiting workers and drops pending work", async () => {
+  const queue = new WorkQueue();
+  const waiting = queue.get();
+  queue.addAfter("later", 10_000);
+  queue.shutDown();
+  expect(await waiting).toBeUndefined();
+  expect(queue.idle).toBe(true);
+  queue.add("x");
+  expect(await queue.get()).toBeUndefined();
+});
+
+Deno.test("property: any interleaving of adds and workers never runs a key twice at once and loses no add", async () => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant("add" as const), key: fc.constantFrom("a", "b", "c", "d") }),
+    fc.record({ kind: fc.constant("take" as const), worker: fc.nat(2) }),
+    fc.record({ kind: fc.constant("finish" as const), worker: fc.nat(2) }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
+      const queue = new WorkQueue();
+      const holding: (string | undefined)[] = [undefined, undefined, undefined];
+      // A key added at any time must be visited by a take that starts after that add.
+      const owed = new Set<string>();
+      let adds = 0;
+      let visits = 0;
+      const take = async (worker: number) => {
+        if (holding[worker] !== undefined || queue.length === 0) return;
+        const key = (await queue.get())!;
+        expect(holding).not.toContain(key);
+        holding[worker] = key;
+        owed.delete(key);
+        visits++;
+      };
+      for (const step of ops) {
+        if (step.kind === "add") {
+          queue.add(step.key);
+          owed.add(step.key);
+          adds++;
+        } else if (step.kind === "take") {
+          await take(step.worker);
+        } else if (holding[step.worker] !== undefined) {
+          queue.done(holding[step.worker]!);
+          holding[step.worker] = undefined;
+        }
+      }
+      // Drain: finish everything, then take until empty.
+      for (;;) {
+        for (let w = 0; w < 3; w++) {
+          if (holding[w] !== undefined) {
+            queue.done(holding[w]!);
+            holding[w] = undefined;
+          }
+        }
+        if (queue.length === 0) break;
+        await take(0);
+      }
+      expect([...owed]).toEqual([]);
+      expect(visits).toBeLessThanOrEqual(adds);
+      expect(queue.idle).toBe(true);
+    }),
+  );
+});

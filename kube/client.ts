@@ -72,8 +72,11 @@ export interface ClientOptions {
   userAgent?: string;
   /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
   maxRetries?: number;
-  /** Called once per HTTP response (or `code` 0 when none came), for `rest_client_requests_total`. */
-  onResponse?: (sample: { method: string; code: number; host: string }) => void;
+  /**
+   * Called once per HTTP response (or `code` 0 when none came), e.g. to count writes per path in
+   * tests. `path` has no query string.
+   */
+  onResponse?: (sample: { method: string; code: number; host: string; path: string }) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -360,12 +363,12 @@ export class KubeClient {
           signal: signals.length ? AbortSignal.any(signals) : undefined,
         });
       } catch (error) {
-        this.#record(method, 0);
+        this.#record(method, 0, path);
         if (init.signal?.aborted || !IDEMPOTENT.has(method) || attempt >= maxRetries) throw error;
         await sleep(backoffMs(attempt), init.signal);
         continue;
       }
-      this.#record(method, response.status);
+      this.#record(method, response.status, path);
       if (response.ok) return response;
       const error = await apiErrorFrom(response, { method, url });
       if (error.code === 401 && !reauthenticated && this.#hasRefreshableCredentials()) {
@@ -387,10 +390,10 @@ export class KubeClient {
     return Boolean(config.tokenFile || config.exec);
   }
 
-  #record(method: string, code: number): void {
+  #record(method: string, code: number, path: string): void {
     const sample = { method, code, host: this.#host };
     this.requests.record(sample);
-    this.#options.onResponse?.(sample);
+    this.#options.onResponse?.({ ...sample, path });
   }
 
   #ns(resource: Resource, namespace: string | undefined): string | undefined {

@@ -48,6 +48,11 @@ export interface ManagerOptions {
   component?: string;
   registry?: Registry;
   log?: Logger;
+  /**
+   * Told when this instance starts leading (before any reconcile) and when it has stopped
+   * (after every reconcile ended): for tests and status pages.
+   */
+  onLeaderChange?: (leading: boolean) => void;
 }
 
 /** Addresses actually bound, once running. */
@@ -190,6 +195,7 @@ export class Manager {
       ),
     ).then(() => {});
     this.#running = { stop, abort, done };
+    this.#options.onLeaderChange?.(true);
   }
 
   async #stopControllers(reason: StopReason): Promise<void> {
@@ -214,7 +220,10 @@ export class Manager {
       }
     }
     await running.done;
-    if (this.#running === running) this.#running = undefined;
+    if (this.#running === running) {
+      this.#running = undefined;
+      this.#options.onLeaderChange?.(false);
+    }
   }
 }
 

@@ -33,7 +33,7 @@ Deno.test("logs: text lines for people", () => {
     record({ controller: "kmm", object: "ns/a", error: new Error("Bearer xyz failed") }),
   );
   expect(line).toMatch(
-    /^10:00:00\.000 INFO    controller: reconciled ns\/a with Bearer \[redacted\] controller=kmm object=ns\/a/,
+    /^10:00:00\.000 INFO {4}controller: reconciled ns\/a with Bearer \[redacted\] controller=kmm object=ns\/a/,
   );
   expect(line).not.toContain("xyz");
   expect(redact({ clientKeyData: "k", a: ["Bearer q"] })).toEqual({

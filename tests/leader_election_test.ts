@@ -1,0 +1,143 @@
+/** Leader election across real processes: one leader, fast handover on SIGTERM, bounded on SIGKILL, no overlap. */
+import { expect } from "expect";
+import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
+import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { CONFIG_SET, CONFIG_SET_CRD } from "./fixtures/config_set.ts";
+import { OperatorProcess } from "./fixtures/operator_process.ts";
+
+const LEASE_MS = 15_000;
+const RETRY_MS = 2_000;
+/** Process start-up, scheduling on a shared 2-core machine, and the jitter on each retry. */
+const SLACK_MS = 3_000;
+
+interface Interval {
+  id: string;
+  start: number;
+  end: number;
+}
+
+function intervals(
+  processes: OperatorProcess[],
+  killedAt: Map<OperatorProcess, number>,
+): Interval[] {
+  return processes.flatMap((p) => {
+    const out: Interval[] = [];
+    let start: number | undefined;
+    for (const e of p.events) {
+      if (e.event === "leading") start = e.t;
+      if (e.event === "stopped" && start !== undefined) {
+        out.push({ id: p.id, start, end: e.t });
+        start = undefined;
+      }
+    }
+    if (start !== undefined) out.push({ id: p.id, start, end: killedAt.get(p) ?? Date.now() });
+    return out;
+  });
+}
+
+function expectNoOverlap(all: Interval[]): void {
+  const sorted = [...all].sort((a, b) => a.start - b.start);
+  for (let i = 1; i < sorted.length; i++) {
+    expect({ next: sorted[i].id, startedAfterPreviousEnded: sorted[i].start >= sorted[i - 1].end })
+      .toEqual({ next: sorted[i].id, startedAfterPreviousEnded: true });
+  }
+}
+
+async function exactlyOneLeads(processes: OperatorProcess[]): Promise<OperatorProcess> {
+  const leaders = await eventually(() => {
+    const leaders = processes.filter((p) => p.leading);
+    expect(leaders).toHaveLength(1);
+    return leaders;
+  }, { timeoutMs: 60_000 });
+  // And it stays that way for a few retry periods.
+  await new Promise((resolve) => setTimeout(resolve, 2 * RETRY_MS));
+  expect(processes.filter((p) => p.leading).map((p) => p.id)).toEqual([leaders[0].id]);
+  return leaders[0];
+}
+
+await integrationTest("leader election between operator processes", {
+  crds: [CONFIG_SET_CRD],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "le" } });
+  const all: OperatorProcess[] = [];
+  const killedAt = new Map<OperatorProcess, number>();
+  const start = (id: string) => {
+    const p = OperatorProcess.start(
+      plane.adminKubeconfigPath,
+      id,
+      `${plane.dir}/operator-${id}.log`,
+    );
+    all.push(p);
+    return p;
+  };
+
+  try {
+    await step(
+      "two instances: one leads and works; SIGTERM hands over within a few seconds",
+      async () => {
+        const pair = [start("a"), start("b")];
+        const leader = await exactlyOneLeads(pair);
+        const other = pair.find((p) => p !== leader)!;
+        await admin.create(CONFIG_SET, {
+          metadata: { name: "one", namespace: "le" },
+          spec: { entries: { k: "v" } },
+        });
+        await eventually(() => admin.get<ConfigMap>(CONFIG_MAP, "one-k", { namespace: "le" }));
+
+        const sentAt = Date.now();
+        leader.kill("SIGTERM");
+        expect((await leader.status).code).toBe(0);
+        expect(leader.events.map((e) => e.event)).toEqual([
+          "started",
+          "leading",
+          "stopped",
+          "exited",
+        ]);
+        await eventually(() => expect(other.leading).toBe(true), { timeoutMs: LEASE_MS * 2 });
+        const takeover = other.lastLeadingAt! - sentAt;
+        console.error(`    SIGTERM handover took ${takeover} ms (lease ${LEASE_MS} ms)`);
+        // Faster than waiting out the lease: the old leader released it.
+        expect(takeover).toBeLessThan(LEASE_MS - SLACK_MS);
+        other.kill("SIGTERM");
+        expect((await other.status).code).toBe(0);
+      },
+    );
+
+    await step(
+      "three instances: one leads; after SIGKILL another leads within lease + retry",
+      async () => {
+        const trio = [start("c"), start("d"), start("e")];
+        const leader = await exactlyOneLeads(trio);
+        const killed = Date.now();
+        leader.kill("SIGKILL");
+        killedAt.set(leader, killed);
+        await leader.status;
+        const rest = trio.filter((p) => p !== leader);
+        const next = await exactlyOneLeads(rest);
+        const takeover = next.lastLeadingAt! - killed;
+        console.error(`    SIGKILL takeover took ${takeover} ms (bound ${LEASE_MS + RETRY_MS} ms)`);
+        expect(takeover).toBeLessThanOrEqual(LEASE_MS + RETRY_MS * 1.2 + SLACK_MS);
+        // The new leader does the work.
+        await admin.create(CONFIG_SET, {
+          metadata: { name: "two", namespace: "le" },
+          spec: { entries: { k: "v" } },
+        });
+        await eventually(() => admin.get<ConfigMap>(CONFIG_MAP, "two-k", { namespace: "le" }));
+        for (const p of rest) p.kill("SIGTERM");
+        for (const p of rest) expect((await p.status).code).toBe(0);
+      },
+    );
+
+    await step("recorded leadership intervals never overlap", () => {
+      const recorded = intervals(all, killedAt);
+      expect(recorded.length).toBeGreaterThanOrEqual(4);
+      expectNoOverlap(recorded);
+    });
+  } finally {
+    for (const p of all) p.kill("SIGKILL");
+    await Promise.all(all.map((p) => p.status));
+  }
+});

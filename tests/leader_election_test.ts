@@ -3,7 +3,9 @@ import { expect } from "expect";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
+import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { TcpProxy } from "../testing/tcp_proxy.ts";
 import { CONFIG_SET, CONFIG_SET_CRD } from "./fixtures/config_set.ts";
 import { OperatorProcess } from "./fixtures/operator_process.ts";
 
@@ -131,9 +133,54 @@ await integrationTest("leader election between operator processes", {
       },
     );
 
+    await step(
+      "a leader cut off from the API server stops all work, keeps running, and campaigns again",
+      async () => {
+        const proxy = new TcpProxy({
+          hostname: "127.0.0.1",
+          port: Number(new URL(plane.server).port),
+        });
+        try {
+          const kubeconfig = `${plane.dir}/via-proxy.kubeconfig`;
+          await Deno.writeTextFile(
+            kubeconfig,
+            kubeconfigYaml({ ...plane.adminConfig, server: `https://127.0.0.1:${proxy.port}` }),
+          );
+          const cutOff = OperatorProcess.start(kubeconfig, "f", `${plane.dir}/operator-f.log`);
+          all.push(cutOff);
+          await eventually(() => expect(cutOff.leading).toBe(true), { timeoutMs: LEASE_MS * 2 });
+          const standby = start("g");
+          await eventually(() => expect(standby.events.map((e) => e.event)).toContain("started"));
+          const blockedAt = Date.now();
+          proxy.block();
+          // Renewal fails for the renew deadline (10 s): the leader stops its reconcilers...
+          await eventually(() => expect(cutOff.leading).toBe(false), { timeoutMs: LEASE_MS * 2 });
+          // ...and only after the lease expires does the other instance start.
+          await eventually(() => expect(standby.leading).toBe(true), { timeoutMs: LEASE_MS * 3 });
+          const stoppedAt = cutOff.events.findLast((e) => e.event === "stopped")!.t;
+          console.error(
+            `    cut-off leader stopped after ${stoppedAt - blockedAt} ms; standby led after ${
+              standby.lastLeadingAt! - blockedAt
+            } ms`,
+          );
+          expect(standby.lastLeadingAt!).toBeGreaterThanOrEqual(stoppedAt);
+          proxy.unblock();
+          // The old leader did not exit; it campaigns again and takes over when the standby leaves.
+          standby.kill("SIGTERM");
+          expect((await standby.status).code).toBe(0);
+          await eventually(() => expect(cutOff.leading).toBe(true), { timeoutMs: LEASE_MS * 2 });
+          expect(cutOff.events.filter((e) => e.event === "started")).toHaveLength(1);
+          cutOff.kill("SIGTERM");
+          expect((await cutOff.status).code).toBe(0);
+        } finally {
+          await proxy.close();
+        }
+      },
+    );
+
     await step("recorded leadership intervals never overlap", () => {
       const recorded = intervals(all, killedAt);
-      expect(recorded.length).toBeGreaterThanOrEqual(4);
+      expect(recorded.length).toBeGreaterThanOrEqual(6);
       expectNoOverlap(recorded);
     });
   } finally {

@@ -15,3 +15,4 @@ export * from "./plugin.ts";
 export * from "./probes.ts";
 export * from "./store.ts";
 export * from "./work_queue.ts";
+export * from "./conditions.ts";

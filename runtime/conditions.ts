@@ -1,0 +1,31 @@
+/** Status conditions the Kubernetes way: one per type, with a transition time that moves only on change. */
+
+export interface Condition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** A condition as a plugin computes it; the transition time is filled in by `mergeConditions`. */
+export type ConditionInput = Omit<Condition, "lastTransitionTime">;
+
+/**
+ * The new conditions, keeping each one's `lastTransitionTime` from `previous` while its status
+ * is unchanged, so an unchanged world yields an identical status (and no write).
+ */
+export function mergeConditions(
+  previous: Condition[] | undefined,
+  next: ConditionInput[],
+  now: Date = new Date(),
+): Condition[] {
+  return next.map((condition) => {
+    const old = previous?.find((c) => c.type === condition.type);
+    const lastTransitionTime = old && old.status === condition.status
+      ? old.lastTransitionTime
+      : now.toISOString().replace(/\.\d{3}Z$/, "Z");
+    return { ...condition, lastTransitionTime };
+  });
+}

@@ -2,9 +2,7 @@
  * The `Ptemplate` custom resource, defined once: its CRD (schema, validation, printer columns),
  * its TypeScript types, and how its two historical spellings and its defaults resolve.
  */
-import type { Unstructured } from "../kube/client.ts";
-import type { Resource } from "../kube/resource.ts";
-import type { Condition } from "../runtime/conditions.ts";
+import type { Condition, Resource, Unstructured } from "../mod.ts";
 
 export const PTEMPLATE: Resource = {
   group: "pt.example.com",

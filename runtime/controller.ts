@@ -61,8 +61,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     for (const owned of plugin.owns ?? []) {
       pool.onChange(owned, (change) => this.#enqueueOwner(change));
-      for (const informer of pool.informers(owned)) {
-        // When a missing kind (CRD) appears, every parent must make its children of that kind.
+    }
+    for (
+      const resource of [
+        ...(plugin.owns ?? []),
+        ...(plugin.watches ?? []).map((w) => w.resource),
+      ]
+    ) {
+      for (const informer of pool.informers(resource)) {
+        // When a missing kind (CRD) appears, every object must be looked at again.
         informer.onInstalled(() => this.enqueueAll());
       }
     }
@@ -161,6 +168,16 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (!object || object.metadata?.deletionTimestamp) {
       // Gone or going: owner references let the garbage collector remove the children.
       queue.forget(key);
+      if (!object) {
+        try {
+          this.plugin.onDeleted?.({ namespace, name }, {
+            log: this.#log,
+            metrics: metrics.registry,
+          });
+        } catch (error) {
+          this.#log.error("onDeleted of {object} failed: {error}", { object: key, error });
+        }
+      }
       return;
     }
     const log = this.#log.with({ object: key });

@@ -76,6 +76,11 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * else is retried with per-key exponential backoff.
    */
   reconcile: (object: T, context: ReconcileContext) => Outcome | void | Promise<Outcome | void>;
+  /**
+   * Called when an object's key comes up and the object is gone, to drop what the plugin keeps
+   * per object (metrics series, say). Children need nothing: owner references remove them.
+   */
+  onDeleted?: (ref: ObjectRef, context: { log: Logger; metrics: Registry }) => void;
 }
 
 /** A plugin, as registered with the manager. */

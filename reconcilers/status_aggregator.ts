@@ -1,0 +1,258 @@
+/**
+ * The `status-aggregator` plugin: a Ptemplate's status from what its children report (KMM's
+ * Module counters, the DaemonSet rollout, the consumer pods), with conditions a person can act on.
+ */
+import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import {
+  type ConditionInput,
+  DAEMON_SET,
+  definePlugin,
+  type KubeObject,
+  mergeConditions,
+  type ObjectRef,
+  POD,
+  type Registry,
+} from "../mod.ts";
+import { MODULE, type Module, type ModuleCounts } from "../crds/kmm_module.ts";
+import {
+  type NodeCounts,
+  PTEMPLATE,
+  type Ptemplate,
+  type PtemplateStatus,
+} from "../crds/ptemplate.ts";
+import { consumerDaemonSetName } from "./consumer_daemonset.ts";
+
+/** What the aggregator sees of a Ptemplate's world. */
+export interface Observed {
+  /** False while KMM's Module CRD is not installed. */
+  kmmInstalled: boolean;
+  module?: Module;
+  daemonSet?: DaemonSet;
+  /** Pods controlled by the consumer DaemonSet. */
+  pods: Pod[];
+}
+
+function counts(kmm: ModuleCounts | undefined): NodeCounts {
+  return {
+    nodesMatchingSelector: kmm?.nodesMatchingSelectorNumber ?? 0,
+    desired: kmm?.desiredNumber ?? 0,
+    available: kmm?.availableNumber ?? 0,
+  };
+}
+
+function selectorText(pt: Ptemplate): string {
+  return Object.entries(pt.spec.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(",");
+}
+
+/** KernelModuleLoaded / DevicePluginAvailable from one part of KMM's status. */
+function kmmCondition(
+  type: string,
+  what: string,
+  pt: Ptemplate,
+  observed: Observed,
+  part: "moduleLoader" | "devicePlugin",
+): ConditionInput {
+  const name = pt.metadata!.name;
+  if (!observed.kmmInstalled) {
+    return {
+      type,
+      status: "False",
+      reason: "KMMNotInstalled",
+      message: "KMM's Module CRD (modules.kmm.sigs.x-k8s.io) is not installed: install Kernel " +
+        "Module Management; the Module is created as soon as the CRD appears",
+    };
+  }
+  if (!observed.module) {
+    return {
+      type,
+      status: "Unknown",
+      reason: "ModulePending",
+      message: `waiting for Module ${name}`,
+    };
+  }
+  const reported = observed.module.status?.[part];
+  if (!reported) {
+    return {
+      type,
+      status: "Unknown",
+      reason: "WaitingForKMM",
+      message: `KMM has not reported on Module ${name} yet; is the KMM operator running?`,
+    };
+  }
+  const { nodesMatchingSelector, desired, available } = counts(reported);
+  if (nodesMatchingSelector === 0) {
+    return {
+      type,
+      status: "False",
+      reason: "NoMatchingNodes",
+      message: `no node has the labels ${selectorText(pt)}: label nodes or change spec.selector`,
+    };
+  }
+  if (available < desired) {
+    return {
+      type,
+      status: "False",
+      reason: "Progressing",
+      message: `${what} ready on ${available} of ${desired} nodes`,
+    };
+  }
+  return {
+    type,
+    status: "True",
+    reason: "Available",
+    message: `${what} ready on ${available} of ${desired} nodes`,
+  };
+}
+
+function consumersCondition(pt: Ptemplate, observed: Observed): ConditionInput {
+  const type = "ConsumersReady";
+  const ds = observed.daemonSet;
+  if (!ds) {
+    return {
+      type,
+      status: "Unknown",
+      reason: "DaemonSetPending",
+      message: `waiting for DaemonSet ${consumerDaemonSetName(pt)}`,
+    };
+  }
+  const status = ds.status;
+  if (!status || (status.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) {
+    return {
+      type,
+      status: "False",
+      reason: "RollingOut",
+      message: `DaemonSet ${ds.metadata?.name} has not picked up its latest change yet`,
+    };
+  }
+  const desired = status.desiredNumberScheduled ?? 0;
+  const ready = status.numberReady ?? 0;
+  const updated = status.updatedNumberScheduled ?? 0;
+  if (desired === 0) {
+    return {
+      type,
+      status: "False",
+      reason: "NoMatchingNodes",
+      message: `no schedulable node has the labels ${
+        selectorText(pt)
+      }: label nodes or change spec.selector`,
+    };
+  }
+  if (ready < desired || updated < desired) {
+    return {
+      type,
+      status: "False",
+      reason: "RollingOut",
+      message: `${ready} of ${desired} consumer pods ready, ${updated} up to date`,
+    };
+  }
+  return {
+    type,
+    status: "True",
+    reason: "AllReady",
+    message: `${ready} of ${desired} consumer pods ready`,
+  };
+}
+
+/** The status a Ptemplate should report; `previous` keeps unchanged conditions' transition times. */
+export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): PtemplateStatus {
+  const parts = [
+    kmmCondition("KernelModuleLoaded", "kernel module", pt, observed, "moduleLoader"),
+    kmmCondition("DevicePluginAvailable", "device plugin", pt, observed, "devicePlugin"),
+    consumersCondition(pt, observed),
+  ];
+  const blocking = parts.find((c) => c.status !== "True");
+  const ready: ConditionInput = blocking
+    ? {
+      type: "Ready",
+      status: "False",
+      reason: blocking.reason,
+      message: `${blocking.type}: ${blocking.message}`,
+    }
+    : {
+      type: "Ready",
+      status: "True",
+      reason: "Ready",
+      message: "kernel module loaded, device plugin available, consumer pods ready",
+    };
+  const generation = pt.metadata?.generation;
+  const conditions = [ready, ...parts].map((c) => ({ ...c, observedGeneration: generation }));
+  return {
+    consumers: observed.pods.map((p) => p.metadata!.name!).sort(),
+    readyConsumers: observed.daemonSet?.status?.numberReady ?? 0,
+    desiredConsumers: observed.daemonSet?.status?.desiredNumberScheduled ?? 0,
+    moduleLoader: counts(observed.module?.status?.moduleLoader),
+    devicePlugin: counts(observed.module?.status?.devicePlugin),
+    conditions: mergeConditions(pt.status?.conditions, conditions, now),
+  };
+}
+
+/** The Ptemplate a child (Module, DaemonSet) belongs to, through its controller reference. */
+function ownerPtemplate(object: KubeObject): ObjectRef[] {
+  const ref = object.metadata?.ownerReferences?.find((r) =>
+    r.controller && r.kind === PTEMPLATE.kind &&
+    r.apiVersion === `${PTEMPLATE.group}/${PTEMPLATE.version}`
+  );
+  return ref ? [{ namespace: object.metadata?.namespace, name: ref.name }] : [];
+}
+
+function controller(object: KubeObject): { kind: string; name: string } | undefined {
+  return object.metadata?.ownerReferences?.find((r) => r.controller);
+}
+
+export const statusAggregatorPlugin = definePlugin<Ptemplate>({
+  name: "status-aggregator",
+  for: PTEMPLATE,
+  watches: [
+    { resource: MODULE, map: ownerPtemplate },
+    { resource: DAEMON_SET, map: ownerPtemplate },
+    {
+      // A consumer pod belongs to a DaemonSet that belongs to a Ptemplate.
+      resource: POD,
+      map: (pod, { cache }) => {
+        const owner = controller(pod);
+        if (owner?.kind !== "DaemonSet") return [];
+        const ds = cache(DAEMON_SET).get(pod.metadata?.namespace, owner.name);
+        return ds ? ownerPtemplate(ds) : [];
+      },
+    },
+  ],
+  reconcile(pt, { cache, installed, metrics }) {
+    const namespace = pt.metadata!.namespace;
+    const name = pt.metadata!.name!;
+    const kmmInstalled = installed(MODULE);
+    const module = kmmInstalled ? cache<Module>(MODULE).get(namespace, name) : undefined;
+    const daemonSet = cache<DaemonSet & KubeObject>(DAEMON_SET).get(
+      namespace,
+      consumerDaemonSetName(pt),
+    );
+    const uid = daemonSet?.metadata?.uid;
+    const pods = uid
+      ? cache<Pod & KubeObject>(POD).ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp)
+      : [];
+    const status = statusFor(pt, { kmmInstalled, module, daemonSet, pods });
+    const labels = { namespace: namespace ?? "", name };
+    reconcileCounter(metrics).inc(labels);
+    consumerGauge(metrics).set(labels, status.consumers!.length);
+    return { status: status as Record<string, unknown> };
+  },
+  onDeleted(ref, { metrics }) {
+    const labels = { namespace: ref.namespace ?? "", name: ref.name };
+    consumerGauge(metrics).remove(labels);
+    reconcileCounter(metrics).remove(labels);
+  },
+});
+
+function reconcileCounter(metrics: Registry) {
+  return metrics.counter("ptemplate_reconciles_total", "Reconciles of each Ptemplate's status", [
+    "namespace",
+    "name",
+  ]);
+}
+
+function consumerGauge(metrics: Registry) {
+  return metrics.gauge("ptemplate_consumer_pods", "Consumer pods of each Ptemplate", [
+    "namespace",
+    "name",
+  ]);
+}

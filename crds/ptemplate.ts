@@ -108,6 +108,8 @@ function image(description: string, field: string): Record<string, unknown> {
   return {
     type: "string",
     description,
+    // Bounds the CEL rule's cost, which the API server checks against its budget.
+    maxLength: 512,
     "x-kubernetes-validations": [{
       rule: `self.matches('${IMAGE_PATTERN}')`,
       message: `${field} must be an image reference such as quay.io/org/image:tag ` +
@@ -195,7 +197,6 @@ export const PTEMPLATE_CRD: Unstructured = {
             rule: `size(self.metadata.name) <= ${MAX_NAME_LENGTH}`,
             message: `metadata.name must be at most ${MAX_NAME_LENGTH} characters, so that ` +
               `"<name>-consumer" is a valid DaemonSet name`,
-            fieldPath: ".metadata.name",
           }],
           properties: {
             apiVersion: { type: "string" },
@@ -237,6 +238,7 @@ export const PTEMPLATE_CRD: Unstructured = {
                 },
                 defaultmsg: {
                   type: "string",
+                  maxLength: 64,
                   description: "Message the devices return (default_msg); passed to modprobe, so " +
                     "1–64 characters without spaces or quotes.",
                   "x-kubernetes-validations": [{
@@ -281,6 +283,8 @@ export const PTEMPLATE_CRD: Unstructured = {
                     "that have all of them. Required, and must not be empty (that would select " +
                     "every node).",
                   additionalProperties: { type: "string", maxLength: 63 },
+                  // Bounds the cost of the rules below, which visit every label.
+                  maxProperties: 16,
                   "x-kubernetes-validations": [
                     {
                       rule: "size(self) > 0",

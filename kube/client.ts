@@ -53,6 +53,11 @@ export interface WriteOptions extends RequestOptions {
   subresource?: string;
   dryRun?: boolean;
   fieldManager?: string;
+  /**
+   * What the server does with fields the schema does not know: `Strict` refuses the request
+   * (what kubectl asks for), `Warn` (the server's default) drops them with a Warning header.
+   */
+  fieldValidation?: "Strict" | "Warn" | "Ignore";
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -413,7 +418,11 @@ export class KubeClient {
   }
 
   #writeQuery(options: WriteOptions): Record<string, string | undefined> {
-    return { fieldManager: options.fieldManager, dryRun: options.dryRun ? "All" : undefined };
+    return {
+      fieldManager: options.fieldManager,
+      dryRun: options.dryRun ? "All" : undefined,
+      fieldValidation: options.fieldValidation,
+    };
   }
 }
 

@@ -41,9 +41,7 @@ export function daemonSetFor(pt: Ptemplate): DaemonSet {
   };
 }
 
-export const consumerDaemonSetPlugin = definePlugin<
-  Ptemplate & { metadata: NonNullable<Ptemplate["metadata"]> }
->({
+export const consumerDaemonSetPlugin = definePlugin<Ptemplate>({
   name: "consumer-daemonset",
   for: PTEMPLATE,
   owns: [DAEMON_SET],

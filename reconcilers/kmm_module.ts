@@ -31,9 +31,7 @@ export function moduleFor(pt: Ptemplate): Module {
   };
 }
 
-export const kmmModulePlugin = definePlugin<
-  Ptemplate & { metadata: NonNullable<Ptemplate["metadata"]> }
->({
+export const kmmModulePlugin = definePlugin<Ptemplate>({
   name: "kmm-module",
   for: PTEMPLATE,
   owns: [MODULE],

@@ -10,12 +10,12 @@ import { InformerPool } from "./informer_pool.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
-import type { Plugin } from "./plugin.ts";
+import type { AnyPlugin, Plugin } from "./plugin.ts";
 import { Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
-  plugins: Plugin<KubeObject>[];
+  plugins: AnyPlugin[];
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
   /** Lease to lead on, or false to run controllers at once (one instance only!). */
@@ -93,7 +93,8 @@ export class Manager {
     });
     const metrics = new ControllerMetrics(this.registry);
     this.controllers = options.plugins.map((plugin) =>
-      new Controller(plugin, {
+      // The informer hands each plugin objects of the kind it declared in `for`.
+      new Controller(plugin as unknown as Plugin<KubeObject>, {
         client: options.client,
         pool: this.pool,
         metrics,

@@ -86,6 +86,11 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
 /** A plugin, as registered with the manager. */
 export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
 
+/** A plugin for any kind: what the manager takes, whatever type each plugin reconciles. */
+// A plugin for Ptemplates cannot be used where any object may be passed in, so the manager's
+// list is typed with `never`, which every plugin's object type accepts.
+export type AnyPlugin = Plugin<never>;
+
 /** Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am. */
 export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {

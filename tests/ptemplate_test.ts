@@ -1,0 +1,367 @@
+/** The Ptemplate operator end to end: real control plane, kwok nodes, KMM's CRD, GC by owner references. */
+import { expect } from "expect";
+import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
+import { parse } from "yaml";
+import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
+import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { ApiError } from "../kube/errors.ts";
+import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
+import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { Manager } from "../runtime/manager.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { INVALID_PTEMPLATES } from "./fixtures/invalid_ptemplates.ts";
+
+const PTEMPLATE_CRD_FILE = new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url);
+const WORKER = { "node-role.kubernetes.io/worker": "worker" };
+
+function example(file: string, namespace: string): Ptemplate & Unstructured {
+  const pt = parse(Deno.readTextFileSync(new URL(`../examples/${file}`, import.meta.url)));
+  return { ...pt, metadata: { ...pt.metadata, namespace } };
+}
+
+/** Runs the Ptemplate plugins in-process, counting every write request by verb and path. */
+function startOperator(config: KubeClient["transport"]["config"]) {
+  const writes: string[] = [];
+  const client = new KubeClient(config, {
+    onResponse: ({ method, path }) => method !== "GET" && writes.push(`${method} ${path}`),
+  });
+  const manager = new Manager({ client, plugins: PTEMPLATE_PLUGINS });
+  const stop = new AbortController();
+  const done = manager.run(stop.signal);
+  return {
+    manager,
+    writes,
+    reconciles: () =>
+      [
+        ...manager.registry.render().matchAll(
+          /^controller_runtime_reconcile_total\{[^}]*\} (\d+)$/gm,
+        ),
+      ]
+        .reduce((sum, m) => sum + Number(m[1]), 0),
+    async stop() {
+      stop.abort();
+      await done;
+      client.close();
+    },
+  };
+}
+
+function condition(pt: Ptemplate, type: string) {
+  return pt.status?.conditions?.find((c) => c.type === type);
+}
+
+await integrationTest("ptemplate operator end to end", {
+  controllerManager: true,
+  scheduler: true,
+  kwok: true,
+  crds: [PTEMPLATE_CRD_FILE, KMM_MODULE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  for (const name of ["demo", "original", "invalid", "scale"]) {
+    await admin.create(NAMESPACE, { metadata: { name } });
+  }
+  await plane.createNodes({ name: "worker-1", labels: WORKER }, {
+    name: "worker-2",
+    labels: WORKER,
+  }, {
+    name: "infra-1",
+  });
+  let operator = startOperator(plane.adminConfig);
+  const getPt = (ns: string, name: string) =>
+    admin.get<Ptemplate & Unstructured>(PTEMPLATE, name, { namespace: ns });
+  const getModule = (ns: string, name: string) =>
+    admin.get<Module>(MODULE, name, { namespace: ns });
+  const getDs = (ns: string, name: string) =>
+    admin.get<DaemonSet & Unstructured>(DAEMON_SET, name, { namespace: ns });
+
+  try {
+    for (const [file, ns] of [["seed.yaml", "demo"], ["original.yaml", "original"]]) {
+      await step(`${file} produces exactly the Module and DaemonSet of the design`, async () => {
+        const created = await admin.create<Ptemplate & Unstructured>(PTEMPLATE, example(file, ns));
+        const name = created.metadata!.name!;
+        const module = await eventually(() => getModule(ns, name));
+        const ds = await eventually(() => getDs(ns, `${name}-consumer`));
+        // Server defaults (e.g. a container's terminationMessagePath) may be added; every field we
+        // set must be there, with the same value, and lists must have exactly our items.
+        expect(module.spec).toMatchObject(moduleFor(created).spec);
+        expect(ds.spec).toMatchObject(daemonSetFor(created).spec!);
+        expect(ds.metadata?.labels).toMatchObject({ app: name });
+        for (const child of [module, ds]) {
+          expect(child.metadata?.ownerReferences).toEqual([{
+            apiVersion: "pt.example.com/v1alpha1",
+            kind: "Ptemplate",
+            name,
+            uid: created.metadata!.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          }]);
+        }
+        // Both spellings land in the same places.
+        expect(module.spec.imageRepoSecret).toEqual({ name: "pt-char-pull-secret" });
+        expect(ds.spec!.template.spec!.imagePullSecrets).toEqual([{ name: "pt-char-pull-secret" }]);
+        expect(ds.spec!.template.spec!.containers[0].image).toBe(
+          "quay.io/chrisp262/pt-device-plugin:consumer-latest",
+        );
+      });
+    }
+
+    await step(
+      "consumer pods on kwok nodes show up in status.consumers and the conditions",
+      async () => {
+        const pt = await eventually(async () => {
+          const pt = await getPt("demo", "consumer-pod");
+          expect(pt.status?.consumers).toHaveLength(2);
+          expect(condition(pt, "ConsumersReady")?.status).toBe("True");
+          return pt;
+        }, { timeoutMs: 60_000 });
+        expect(pt.status!.consumers!.every((n) => n.startsWith("consumer-pod-consumer-"))).toBe(
+          true,
+        );
+        expect(pt.status).toMatchObject({
+          readyConsumers: 2,
+          desiredConsumers: 2,
+          observedGeneration: 1,
+        });
+        // No KMM operator runs: nobody has reported on the Module yet.
+        expect(condition(pt, "KernelModuleLoaded")?.reason).toBe("WaitingForKMM");
+        expect(condition(pt, "Ready")).toMatchObject({ status: "False", reason: "WaitingForKMM" });
+      },
+    );
+
+    await step("Module status written as KMM would moves the Module conditions", async () => {
+      const report = (loaded: number) =>
+        admin.patch(MODULE, "consumer-pod", {
+          status: {
+            moduleLoader: {
+              nodesMatchingSelectorNumber: 2,
+              desiredNumber: 2,
+              availableNumber: loaded,
+            },
+            devicePlugin: { nodesMatchingSelectorNumber: 2, desiredNumber: 2, availableNumber: 2 },
+          },
+        }, { namespace: "demo", subresource: "status" });
+      await report(1);
+      await eventually(async () => {
+        const pt = await getPt("demo", "consumer-pod");
+        expect(condition(pt, "KernelModuleLoaded")).toMatchObject({
+          status: "False",
+          reason: "Progressing",
+          message: "kernel module ready on 1 of 2 nodes",
+        });
+        expect(pt.status?.moduleLoader).toEqual({
+          nodesMatchingSelector: 2,
+          desired: 2,
+          available: 1,
+        });
+      });
+      await report(2);
+      await eventually(async () => {
+        const pt = await getPt("demo", "consumer-pod");
+        expect(condition(pt, "Ready")).toMatchObject({ status: "True", reason: "Ready" });
+      });
+    });
+
+    await step(
+      "changing maxdev, defaultmsg, images, selector and requiredDevices propagates",
+      async () => {
+        await admin.patch(PTEMPLATE, "consumer-pod", {
+          spec: {
+            maxdev: 8,
+            defaultmsg: "hello",
+            consumerimage: "registry.example:5000/team/consumer:v2",
+            deviceplugin: "registry.example:5000/team/plugin:v2",
+            requiredDevices: 3,
+            selector: { "node-role.kubernetes.io/worker": "worker", zone: "a" },
+          },
+        }, { namespace: "demo" });
+        await eventually(async () => {
+          const module = await getModule("demo", "consumer-pod");
+          expect(module.spec.moduleLoader.container.modprobe.parameters).toEqual([
+            "max_dev=8",
+            "default_msg=hello",
+          ]);
+          expect(module.spec.devicePlugin?.container.image).toBe(
+            "registry.example:5000/team/plugin:v2",
+          );
+          expect(module.spec.selector).toEqual({
+            "node-role.kubernetes.io/worker": "worker",
+            zone: "a",
+          });
+          const ds = await getDs("demo", "consumer-pod-consumer");
+          const pod = ds.spec!.template.spec!;
+          expect(pod.containers[0].image).toBe("registry.example:5000/team/consumer:v2");
+          expect(pod.containers[0].resources?.limits).toEqual({ "example.com/ptemplate": "3" });
+          expect(pod.nodeSelector).toEqual({
+            "node-role.kubernetes.io/worker": "worker",
+            zone: "a",
+          });
+        });
+        // No node is in zone a: the status says what to do about it.
+        await eventually(async () => {
+          const pt = await getPt("demo", "consumer-pod");
+          expect(pt.status?.observedGeneration).toBe(2);
+          expect(condition(pt, "ConsumersReady")).toMatchObject({
+            status: "False",
+            reason: "NoMatchingNodes",
+          });
+        }, { timeoutMs: 60_000 });
+      },
+    );
+
+    await step("a hand edit of a child is reverted; a deleted child comes back", async () => {
+      await admin.patch(MODULE, "consumer-pod", {
+        spec: { devicePlugin: { container: { image: "evil/image:1" } } },
+      }, { namespace: "demo" });
+      await eventually(async () =>
+        expect((await getModule("demo", "consumer-pod")).spec.devicePlugin?.container.image)
+          .toBe("registry.example:5000/team/plugin:v2")
+      );
+      const before = await getDs("demo", "consumer-pod-consumer");
+      await admin.delete(DAEMON_SET, "consumer-pod-consumer", { namespace: "demo" });
+      await eventually(async () => {
+        const again = await getDs("demo", "consumer-pod-consumer");
+        expect(again.metadata?.uid).not.toBe(before.metadata?.uid);
+      });
+    });
+
+    await step(
+      `${INVALID_PTEMPLATES.length} invalid Ptemplates are refused, each naming its field`,
+      async () => {
+        expect(INVALID_PTEMPLATES.length).toBeGreaterThanOrEqual(30);
+        const accepted: string[] = [];
+        for (const [index, invalid] of INVALID_PTEMPLATES.entries()) {
+          const object = {
+            apiVersion: "pt.example.com/v1alpha1",
+            kind: "Ptemplate",
+            metadata: { name: invalid.name ?? `invalid-${index}`, namespace: "invalid" },
+            ...(invalid.spec === undefined ? {} : { spec: invalid.spec }),
+          };
+          const error = await admin.create(PTEMPLATE, object as Unstructured, {
+            fieldValidation: "Strict",
+          })
+            .then(() => undefined, (e) => e);
+          if (!(error instanceof ApiError)) {
+            accepted.push(invalid.why);
+            continue;
+          }
+          expect({ why: invalid.why, refused: [400, 422].includes(error.code) })
+            .toEqual({ why: invalid.why, refused: true });
+          expect({ why: invalid.why, message: error.message }).toEqual({
+            why: invalid.why,
+            message: expect.stringContaining(invalid.names),
+          });
+        }
+        expect(accepted).toEqual([]);
+        // None reached the operator: its cache never saw one.
+        expect(operator.manager.pool.cache(PTEMPLATE).list({ namespace: "invalid" })).toEqual([]);
+      },
+    );
+
+    await step(
+      "50 Ptemplates converge; a full resync and a restart then make zero writes",
+      async () => {
+        for (let i = 0; i < 50; i++) {
+          await admin.create(PTEMPLATE, {
+            metadata: { name: `pt-${i}`, namespace: "scale" },
+            spec: { selector: { pool: `none-${i}` }, maxdev: 4 + (i % 3) },
+          } as Unstructured);
+        }
+        await eventually(async () => {
+          const list = await admin.list<Ptemplate & Unstructured>(PTEMPLATE, {
+            namespace: "scale",
+          });
+          expect(list.items.filter((pt) => pt.status?.observedGeneration === 1)).toHaveLength(50);
+          expect((await admin.list(MODULE, { namespace: "scale" })).items).toHaveLength(50);
+          expect((await admin.list(DAEMON_SET, { namespace: "scale" })).items).toHaveLength(50);
+        }, { timeoutMs: 120_000, intervalMs: 500 });
+        // Let the last child and pod events run through.
+        await eventually(async () => {
+          const before = operator.writes.length;
+          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          expect(operator.writes.length).toBe(before);
+        }, { timeoutMs: 60_000 });
+
+        const writesBefore = operator.writes.length;
+        const reconcilesBefore = operator.reconciles();
+        for (const controller of operator.manager.controllers) controller.enqueueAll();
+        // Every Ptemplate (52 of them) by each of the three plugins.
+        await eventually(() =>
+          expect(operator.reconciles()).toBeGreaterThanOrEqual(reconcilesBefore + 3 * 52)
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(operator.writes.slice(writesBefore)).toEqual([]);
+
+        await operator.stop();
+        operator = startOperator(plane.adminConfig);
+        await eventually(() => expect(operator.reconciles()).toBeGreaterThanOrEqual(3 * 52), {
+          timeoutMs: 60_000,
+        });
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        expect(operator.writes).toEqual([]);
+      },
+    );
+
+    await step("deleting a Ptemplate garbage-collects its Module and DaemonSet", async () => {
+      await admin.delete(PTEMPLATE, "ptemplate-sample", { namespace: "original" });
+      await eventually(async () => {
+        const module = await getModule("original", "ptemplate-sample").catch((e) => e);
+        const ds = await getDs("original", "ptemplate-sample-consumer").catch((e) => e);
+        expect([module.code, ds.code]).toEqual([404, 404]);
+      }, { timeoutMs: 90_000 });
+    });
+  } finally {
+    await operator.stop();
+  }
+});
+
+await integrationTest("ptemplate operator without KMM, then with it", {
+  controllerManager: true,
+  scheduler: true,
+  kwok: true,
+  crds: [PTEMPLATE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "demo" } });
+  await plane.createNodes({ name: "worker-1", labels: WORKER });
+  const operator = startOperator(plane.adminConfig);
+  try {
+    await admin.create(PTEMPLATE, example("seed.yaml", "demo"));
+
+    await step(
+      "without KMM's CRD the DaemonSet and status still work, and Ready says KMM is missing",
+      async () => {
+        await eventually(async () => {
+          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+            namespace: "demo",
+          });
+          expect(condition(pt, "Ready")).toMatchObject({
+            status: "False",
+            reason: "KMMNotInstalled",
+            message: expect.stringContaining("install Kernel Module Management"),
+          });
+          expect(condition(pt, "ConsumersReady")?.status).toBe("True");
+          expect(pt.status?.consumers).toHaveLength(1);
+        }, { timeoutMs: 60_000 });
+      },
+    );
+
+    await step("once the CRD appears the Module is created, without a restart", async () => {
+      await plane.installCrds(KMM_MODULE_CRD_FILE);
+      const module = await eventually(
+        () => admin.get<Module>(MODULE, "consumer-pod", { namespace: "demo" }),
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(module.spec.moduleLoader.container.modprobe.moduleName).toBe("ptemplate_char_dev");
+      await eventually(async () => {
+        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+          namespace: "demo",
+        });
+        expect(condition(pt, "KernelModuleLoaded")?.reason).toBe("WaitingForKMM");
+      });
+    });
+  } finally {
+    await operator.stop();
+  }
+});

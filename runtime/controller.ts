@@ -33,6 +33,8 @@ export interface ControllerDeps {
   metrics: ControllerMetrics;
   events: EventRecorder;
   log: Logger;
+  /** Workers when the plugin does not say; default 1. */
+  concurrency?: number;
 }
 
 function refKey(ref: ObjectRef): string {
@@ -115,7 +117,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const { metrics } = this.#deps;
     const queue = new WorkQueue({ observer: metrics.queueObserver(this.name) });
     this.#queue = queue;
-    const concurrency = this.plugin.concurrency ?? 1;
+    const concurrency = this.plugin.concurrency ?? this.#deps.concurrency ?? 1;
     metrics.maxConcurrent.set({ controller: this.name }, concurrency);
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);

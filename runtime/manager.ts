@@ -44,6 +44,8 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Watches silent this long are restarted; see InformerOptions. */
   watchSilenceTimeoutMs?: number;
+  /** Workers per plugin that does not set its own `concurrency`; default 1. */
+  concurrency?: number;
   /** The component name in Events; default `ptemplate-operator`. */
   component?: string;
   registry?: Registry;
@@ -100,6 +102,7 @@ export class Manager {
         metrics,
         events: this.#events,
         log: rootLog("controller"),
+        concurrency: options.concurrency,
       })
     );
     if (options.leaderElection) {

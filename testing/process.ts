@@ -16,42 +16,33 @@ export class ManagedProcess {
   readonly name: string;
   readonly pid: number;
   readonly logFile: string;
-  readonly #child: Deno.ChildProcess;
-  readonly #log: Deno.FsFile;
-  readonly #pumps: Promise<unknown>;
-  #status?: Deno.CommandStatus;
   readonly exited: Promise<Deno.CommandStatus>;
+  #status?: Deno.CommandStatus;
 
-  private constructor(spec: ProcessSpec, child: Deno.ChildProcess, log: Deno.FsFile) {
+  private constructor(spec: ProcessSpec, child: Deno.ChildProcess) {
     this.name = spec.name;
     this.pid = child.pid;
     this.logFile = spec.logFile;
-    this.#child = child;
-    this.#log = log;
-    const writer = (stream: ReadableStream<Uint8Array>) =>
-      stream.pipeTo(
-        new WritableStream({ write: (chunk) => void log.writeSync(chunk) }),
-      ).catch(() => {});
-    this.#pumps = Promise.all([writer(child.stdout), writer(child.stderr)]);
     this.exited = child.status.then((status) => (this.#status = status));
   }
 
   /**
    * Starts the process as the leader of a new process group (`detached`), so that stopping it
-   * also stops anything it forked.
+   * also stops anything it forked. It writes its output to the log file itself (through `sh`'s
+   * redirection, then `exec`, so the PID is the component's): no pipe to us means no lost log
+   * lines and no SIGPIPE if the test process dies first.
    */
   static start(spec: ProcessSpec): ManagedProcess {
-    const log = Deno.openSync(spec.logFile, { create: true, append: true });
-    const child = new Deno.Command(spec.command, {
-      args: spec.args,
-      env: spec.env,
+    const child = new Deno.Command("/bin/sh", {
+      args: ["-c", 'exec "$0" "$@" >>"$PTEMPLATE_LOG_FILE" 2>&1', spec.command, ...spec.args],
+      env: { ...spec.env, PTEMPLATE_LOG_FILE: spec.logFile },
       cwd: spec.cwd,
       stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
+      stdout: "null",
+      stderr: "null",
       detached: true,
     }).spawn();
-    return new ManagedProcess(spec, child, log);
+    return new ManagedProcess(spec, child);
   }
 
   /** The exit status once it has exited, else undefined. */
@@ -75,12 +66,6 @@ export class ManagedProcess {
     }
     // Children that ignored SIGTERM may survive their leader; the group id outlives it.
     signalGroup(this.pid, "SIGKILL");
-    await this.#pumps;
-    try {
-      this.#log.close();
-    } catch {
-      // already closed
-    }
   }
 }
 

@@ -1,0 +1,113 @@
+/**
+ * Parses command-line flags the way Kubernetes tools spell them (`--flag=value`, `--flag value`,
+ * `--bool`, `--bool=false`, repeatable flags), refusing unknown flags and bad values by name.
+ */
+
+export type FlagKind = "string" | "boolean" | "integer" | "list";
+
+export interface FlagSpec {
+  kind: FlagKind;
+  help: string;
+  /** Shown in help; the parser does not apply it (absent means "not given"). */
+  placeholder?: string;
+  /** For `string` flags: the values allowed. */
+  choices?: readonly string[];
+}
+
+export type FlagSpecs = Record<string, FlagSpec>;
+
+export type FlagValues = Record<string, string | boolean | number | string[] | undefined>;
+
+/** A usage mistake; the CLI prints it with a pointer to `--help` and exits 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+function closest(name: string, candidates: string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let previous = row[0];
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const current = row[j];
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+        previous = current;
+      }
+    }
+    return row[b.length];
+  };
+  const best = candidates.map((c) => ({ c, d: distance(name, c) })).sort((x, y) => x.d - y.d)[0];
+  return best && best.d <= 3 ? best.c : undefined;
+}
+
+/** Splits `args` into flag values and positional arguments. */
+export function parseFlags(
+  args: string[],
+  specs: FlagSpecs,
+): { values: FlagValues; positional: string[] } {
+  const values: FlagValues = {};
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === "--") {
+      positional.push(...args.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      positional.push(arg);
+      continue;
+    }
+    const match = arg.match(/^--?([^=]+)(?:=(.*))?$/s)!;
+    const name = match[1];
+    const spec = specs[name];
+    if (!spec) {
+      const hint = closest(name, Object.keys(specs));
+      throw new UsageError(`unknown flag --${name}${hint ? `; did you mean --${hint}?` : ""}`);
+    }
+    let raw = match[2];
+    if (spec.kind === "boolean") {
+      if (raw === undefined) {
+        values[name] = true;
+        continue;
+      }
+      if (!["true", "false", "1", "0"].includes(raw)) {
+        throw new UsageError(`--${name} takes true or false, not "${raw}"`);
+      }
+      values[name] = raw === "true" || raw === "1";
+      continue;
+    }
+    if (raw === undefined) {
+      raw = args[++i];
+      if (raw === undefined) {
+        throw new UsageError(`--${name} needs a value (${spec.placeholder ?? spec.kind})`);
+      }
+    }
+    if (spec.kind === "integer") {
+      if (!/^-?\d+$/.test(raw)) {
+        throw new UsageError(`--${name} takes a whole number, not "${raw}"`);
+      }
+      values[name] = Number(raw);
+    } else if (spec.kind === "list") {
+      const list = (values[name] as string[] | undefined) ?? [];
+      list.push(...raw.split(",").map((s) => s.trim()).filter(Boolean));
+      values[name] = list;
+    } else {
+      if (spec.choices && !spec.choices.includes(raw)) {
+        throw new UsageError(`--${name} takes one of ${spec.choices.join(", ")}, not "${raw}"`);
+      }
+      values[name] = raw;
+    }
+  }
+  return { values, positional };
+}
+
+/** The flag table for `--help`. */
+export function describeFlags(specs: FlagSpecs): string {
+  const rows = Object.entries(specs).map(([name, spec]) => {
+    const value = spec.kind === "boolean" ? "" : ` ${spec.placeholder ?? spec.kind}`;
+    return [`  --${name}${value}`, spec.help];
+  });
+  const width = Math.max(...rows.map(([left]) => left.length)) + 2;
+  return rows.map(([left, help]) => left.padEnd(width) + help).join("\n");
+}

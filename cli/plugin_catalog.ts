@@ -1,0 +1,96 @@
+/** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
+import type { AnyPlugin, Unstructured } from "../mod.ts";
+import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { UsageError } from "./flags.ts";
+
+export interface CatalogEntry {
+  plugin: AnyPlugin;
+  /** CRDs the plugin's own kinds need (`install` applies them). */
+  crds: Unstructured[];
+  /** Runs unless `--plugins` says otherwise. */
+  enabledByDefault: boolean;
+}
+
+export function builtInCatalog(): CatalogEntry[] {
+  return [
+    ...PTEMPLATE_PLUGINS.map((plugin) => ({
+      plugin: plugin as AnyPlugin,
+      crds: [PTEMPLATE_CRD],
+      enabledByDefault: true,
+    })),
+  ];
+}
+
+/** True when a module export looks like a plugin made by `definePlugin`. */
+function isPlugin(value: unknown): value is AnyPlugin {
+  const v = value as Partial<AnyPlugin> | null;
+  return typeof v === "object" && v !== null && typeof v.name === "string" &&
+    typeof v.reconcile === "function" && typeof v.for === "object";
+}
+
+/** Loads `--plugin` modules: every exported plugin is added, enabled. */
+export async function loadPluginModules(specifiers: string[]): Promise<CatalogEntry[]> {
+  const entries: CatalogEntry[] = [];
+  for (const specifier of specifiers) {
+    const url = /^[a-z]+:/.test(specifier)
+      ? specifier
+      : new URL(specifier, `file://${Deno.cwd()}/`).href;
+    const module = await import(url).catch((error) => {
+      throw new UsageError(`--plugin ${specifier}: cannot load it: ${error.message}`);
+    });
+    const plugins = Object.values(module).filter(isPlugin);
+    if (!plugins.length) {
+      throw new UsageError(`--plugin ${specifier} exports no plugin (made with definePlugin)`);
+    }
+    const crds = Object.values(module).filter((v): v is Unstructured =>
+      (v as Unstructured | null)?.kind === "CustomResourceDefinition"
+    );
+    for (const plugin of plugins) entries.push({ plugin, crds, enabledByDefault: true });
+  }
+  return entries;
+}
+
+/**
+ * Which plugins run. `--plugins a,b` names the exact set; `--plugins -a,+c` edits the default
+ * set. Unknown names are an error that lists the known ones.
+ */
+export function selectPlugins(
+  catalog: CatalogEntry[],
+  requested: string[] | undefined,
+): CatalogEntry[] {
+  const names = catalog.map((e) => e.plugin.name);
+  const unknown = (requested ?? []).map((r) => r.replace(/^[-+]/, "")).filter((n) =>
+    !names.includes(n)
+  );
+  if (unknown.length) {
+    throw new UsageError(
+      `--plugins: unknown plugin ${unknown.join(", ")}; known: ${names.join(", ")}`,
+    );
+  }
+  let enabled: Set<string>;
+  if (!requested?.length) {
+    enabled = new Set(catalog.filter((e) => e.enabledByDefault).map((e) => e.plugin.name));
+  } else if (requested.every((r) => /^[-+]/.test(r))) {
+    enabled = new Set(catalog.filter((e) => e.enabledByDefault).map((e) => e.plugin.name));
+    for (const r of requested) {
+      r.startsWith("-") ? enabled.delete(r.slice(1)) : enabled.add(r.slice(1));
+    }
+  } else if (requested.some((r) => /^[-+]/.test(r))) {
+    throw new UsageError(
+      "--plugins: either name the exact set (a,b) or edit the default (-a,+b), not both",
+    );
+  } else {
+    enabled = new Set(requested);
+  }
+  const selected = catalog.filter((e) => enabled.has(e.plugin.name));
+  if (!selected.length) throw new UsageError("--plugins leaves no plugin to run");
+  return selected;
+}
+
+/** The distinct CRDs the selected plugins need. */
+export function crdsOf(entries: CatalogEntry[]): Unstructured[] {
+  const byName = new Map<string, Unstructured>();
+  for (const entry of entries) for (const crd of entry.crds) byName.set(crd.metadata!.name!, crd);
+  return [...byName.values()];
+}

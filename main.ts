@@ -1,0 +1,283 @@
+/** The ptemplate-operator command line: run the operator, print or install its CRDs, say its version. */
+import { stringify } from "yaml";
+import denoJson from "./deno.json" with { type: "json" };
+import {
+  CUSTOM_RESOURCE_DEFINITION,
+  isApiError,
+  KubeClient,
+  loadClusterConfig,
+  log,
+  Manager,
+  parseBindAddress,
+  setupLogging,
+  shutdownSignal,
+  type Unstructured,
+} from "./mod.ts";
+import { describeFlags, type FlagSpecs, parseFlags, UsageError } from "./cli/flags.ts";
+import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./cli/plugin_catalog.ts";
+
+export const VERSION: string = denoJson.version;
+
+const CONNECTION: FlagSpecs = {
+  kubeconfig: {
+    kind: "string",
+    placeholder: "FILE",
+    help: "kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)",
+  },
+  context: {
+    kind: "string",
+    placeholder: "NAME",
+    help: "kubeconfig context (default: its current-context)",
+  },
+};
+
+const PLUGINS: FlagSpecs = {
+  plugins: {
+    kind: "list",
+    placeholder: "LIST",
+    help: "plugins to run: the exact set (a,b) or edits to the default (-a,+b)",
+  },
+  plugin: {
+    kind: "list",
+    placeholder: "MODULE",
+    help: "load plugins from a module (under `deno run`; repeatable)",
+  },
+};
+
+const RUN: FlagSpecs = {
+  ...CONNECTION,
+  namespace: {
+    kind: "list",
+    placeholder: "NS",
+    help: "watch only this namespace (repeatable; default all)",
+  },
+  "leader-elect": {
+    kind: "boolean",
+    help: "elect a leader first (default: on in-cluster, off on a workstation)",
+  },
+  "leader-election-namespace": {
+    kind: "string",
+    placeholder: "NS",
+    help: "namespace of the Lease (default: the pod's, or the kubeconfig context's)",
+  },
+  "leader-election-id": {
+    kind: "string",
+    placeholder: "NAME",
+    help: "name of the Lease (default ptemplate-operator.pt.example.com)",
+  },
+  "metrics-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where /metrics listens, host:port or :port; 0 disables (default :8080)",
+  },
+  "health-probe-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where /healthz and /readyz listen; 0 disables (default :8081)",
+  },
+  "log-level": {
+    kind: "string",
+    placeholder: "LEVEL",
+    choices: ["debug", "info", "warning", "error"],
+    help: "debug, info, warning or error (default info)",
+  },
+  "log-format": {
+    kind: "string",
+    placeholder: "FORMAT",
+    choices: ["text", "json", "auto"],
+    help: "text, json, or auto: text on a terminal, JSON otherwise (default auto)",
+  },
+  concurrency: { kind: "integer", placeholder: "N", help: "workers per plugin (default 1)" },
+  ...PLUGINS,
+};
+
+const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
+  run: { summary: "run the operator (the default command)", flags: RUN },
+  crds: { summary: "print the CRDs of the enabled plugins as YAML", flags: PLUGINS },
+  install: {
+    summary: "install (server-side apply) the CRDs into the cluster",
+    flags: { ...CONNECTION, ...PLUGINS },
+  },
+  uninstall: {
+    summary: "delete the CRDs from the cluster (and with them every object of their kinds!)",
+    flags: { ...CONNECTION, ...PLUGINS },
+  },
+  version: { summary: "print the version", flags: {} },
+};
+
+function help(command?: string): string {
+  if (command && COMMANDS[command]) {
+    return `ptemplate-operator ${command}: ${COMMANDS[command].summary}\n\nFlags:\n${
+      describeFlags(COMMANDS[command].flags) || "  (none)"
+    }\n`;
+  }
+  return `ptemplate-operator ${VERSION}: a Kubernetes operator for Ptemplate resources
+
+Usage: ptemplate-operator [command] [flags]
+
+Commands:
+${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join("\n")}
+
+Run flags:
+${describeFlags(RUN)}
+
+Examples:
+  ptemplate-operator install                        # add the Ptemplate CRD to the current cluster
+  ptemplate-operator --kubeconfig ~/.kube/config    # run against it from a workstation
+  ptemplate-operator --namespace demo --log-format text --leader-elect
+  ptemplate-operator crds > crds.yaml               # review the CRDs before installing them
+  ptemplate-operator --plugins -kmm-module           # run without the KMM Module plugin
+  ptemplate-operator run --help                     # flags of one command
+`;
+}
+
+async function catalogFor(values: Record<string, unknown>) {
+  const extra = await loadPluginModules((values.plugin as string[] | undefined) ?? []);
+  return selectPlugins([...builtInCatalog(), ...extra], values.plugins as string[] | undefined);
+}
+
+async function connect(values: Record<string, unknown>): Promise<KubeClient> {
+  const config = await loadClusterConfig({
+    kubeconfig: values.kubeconfig as string | undefined,
+    context: values.context as string | undefined,
+  });
+  return new KubeClient(config, { userAgent: `ptemplate-operator/${VERSION}` });
+}
+
+async function run(values: Record<string, unknown>): Promise<void> {
+  setupLogging({
+    level: (values["log-level"] as "info" | undefined) ?? "info",
+    format: (values["log-format"] as "auto" | undefined) ?? "auto",
+  });
+  const logger = log("main");
+  const metricsBind = parseBindAddress(
+    (values["metrics-bind-address"] as string | undefined) ?? ":8080",
+    "--metrics-bind-address",
+  );
+  const healthBind = parseBindAddress(
+    (values["health-probe-bind-address"] as string | undefined) ?? ":8081",
+    "--health-probe-bind-address",
+  );
+  const concurrency = values.concurrency as number | undefined;
+  if (concurrency !== undefined && concurrency < 1) {
+    throw new UsageError("--concurrency must be at least 1");
+  }
+  const entries = await catalogFor(values);
+  const client = await connect(values);
+  const config = client.transport.config;
+  const inCluster = config.source.startsWith("in-cluster");
+  logger.info("ptemplate-operator {version} running {where} against {server} ({source})", {
+    version: VERSION,
+    where: inCluster ? "in-cluster" : "on a workstation",
+    server: config.server,
+    source: config.source,
+  });
+  const leaderElect = (values["leader-elect"] as boolean | undefined) ?? inCluster;
+  const namespaces = (values.namespace as string[] | undefined) ?? [];
+  logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
+    plugins: entries.map((e) => e.plugin.name).join(", "),
+    scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
+    le: leaderElect ? "on" : "off",
+  });
+  const manager = new Manager({
+    client,
+    plugins: entries.map((e) => e.plugin),
+    namespaces,
+    leaderElection: leaderElect && {
+      namespace: (values["leader-election-namespace"] as string | undefined) ?? config.namespace,
+      name: (values["leader-election-id"] as string | undefined) ??
+        "ptemplate-operator.pt.example.com",
+    },
+    metricsBind,
+    healthBind,
+    concurrency,
+  });
+  try {
+    await manager.run(shutdownSignal(logger));
+  } finally {
+    client.close();
+  }
+}
+
+async function install(values: Record<string, unknown>, remove: boolean): Promise<void> {
+  const crds = crdsOf(await catalogFor(values));
+  const client = await connect(values);
+  try {
+    for (const crd of crds) {
+      const name = crd.metadata!.name!;
+      if (remove) {
+        try {
+          await client.delete(CUSTOM_RESOURCE_DEFINITION, name);
+          console.log(`deleted CustomResourceDefinition ${name}`);
+        } catch (error) {
+          if (!isApiError(error, 404)) throw error;
+          console.log(`CustomResourceDefinition ${name} was not installed`);
+        }
+        continue;
+      }
+      await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, {
+        fieldManager: "ptemplate-operator",
+        force: true,
+      });
+      for (let i = 0;; i++) {
+        const current = await client.get<Unstructured>(CUSTOM_RESOURCE_DEFINITION, name);
+        const conditions = (current.status as { conditions?: { type: string; status: string }[] })
+          ?.conditions;
+        if (conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
+        if (i > 100) throw new Error(`CustomResourceDefinition ${name} did not become Established`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      console.log(`installed CustomResourceDefinition ${name}`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** Runs the command line; returns the exit code. */
+export async function main(args: string[]): Promise<number> {
+  const command = args[0] && !args[0].startsWith("-") ? args[0] : "run";
+  const rest = command === args[0] ? args.slice(1) : args;
+  if (!COMMANDS[command]) {
+    console.error(
+      `unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)`,
+    );
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(help(command === args[0] ? command : undefined));
+    return 0;
+  }
+  try {
+    const { values, positional } = parseFlags(rest, COMMANDS[command].flags);
+    if (positional.length) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    switch (command) {
+      case "version":
+        console.log(`ptemplate-operator ${VERSION} (deno ${Deno.version.deno})`);
+        return 0;
+      case "crds":
+        console.log(
+          crdsOf(await catalogFor(values)).map((crd) => stringify(crd, { lineWidth: 0 })).join(
+            "---\n",
+          ),
+        );
+        return 0;
+      case "install":
+      case "uninstall":
+        await install(values, command === "uninstall");
+        return 0;
+      default:
+        await run(values);
+        return 0;
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`error: ${error.message} (see ptemplate-operator ${command} --help)`);
+      return 2;
+    }
+    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

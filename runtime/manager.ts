@@ -152,6 +152,20 @@ export class Manager {
           this.endpoints.healthPort = server.port;
         }
       }
+      for (
+        const [what, port, bind] of [
+          ["metrics", this.endpoints.metricsPort, metricsBind],
+          ["probes", this.endpoints.healthPort, healthBind],
+        ] as const
+      ) {
+        if (port !== undefined) {
+          this.#log.info("serving {what} on {address}", {
+            what,
+            address: `${bind!.hostname}:${port}`,
+            port,
+          });
+        }
+      }
       this.pool.start(informers.signal);
       this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
       await Promise.race([this.pool.synced(), abortPromise(signal)]);

@@ -13,6 +13,7 @@ export type BinaryName =
   | "kube-apiserver"
   | "kube-controller-manager"
   | "kube-scheduler"
+  | "kubectl"
   | "kwok";
 
 /** Paths of every binary the control plane may start. */
@@ -57,6 +58,8 @@ const TOOLCHAINS: Toolchain[] = [
       "kube-apiserver": "k8s.io/kubernetes/cmd/kube-apiserver",
       "kube-controller-manager": "k8s.io/kubernetes/cmd/kube-controller-manager",
       "kube-scheduler": "k8s.io/kubernetes/cmd/kube-scheduler",
+      // Not part of the control plane: for `kubectl kustomize` in tests and for people.
+      kubectl: "k8s.io/kubernetes/cmd/kubectl",
     },
     ldflags: `-s -w ${kubeVersionFlags()}`,
   },

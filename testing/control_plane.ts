@@ -38,6 +38,13 @@ export interface ControlPlaneOptions {
   binaries?: Binaries;
   /** Extra kube-apiserver flags, e.g. `--watch-cache=false`. */
   apiServerFlags?: string[];
+  /**
+   * Stop on SIGINT/SIGTERM by itself (default true). A program that must stop other things
+   * first (e.g. `deno task dev` drains the operator) passes false and calls `stop()` itself.
+   */
+  handleSignals?: boolean;
+  /** Keep an audit log of every request (Metadata level), readable through `auditEvents()`. */
+  audit?: boolean;
   /** Receives progress lines (binary builds, start-up); stderr by default. */
   progress?: (line: string) => void;
 }
@@ -57,6 +64,21 @@ export interface ServiceAccountIdentity {
   kubeconfigPath: string;
   /** `system:serviceaccount:<namespace>:<name>`, for RBAC subjects. */
   username: string;
+}
+
+/** The fields of a kube-apiserver audit event that tests look at. */
+export interface AuditEvent {
+  verb: string;
+  user: { username: string; groups?: string[] };
+  objectRef?: {
+    apiGroup?: string;
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+  };
+  responseStatus?: { code: number };
+  requestURI: string;
 }
 
 export const DEFAULT_CONTROLLERS = [
@@ -129,6 +151,12 @@ export class ControlPlane {
       Deno.writeTextFile(files.saKey, pki.serviceAccount.key, { mode: 0o600 }),
       Deno.writeTextFile(files.saPub, pki.serviceAccount.pub),
     ]);
+    if (options.audit) {
+      await Deno.writeTextFile(
+        `${dir}/audit-policy.yaml`,
+        "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n",
+      );
+    }
     const [etcdPort, etcdPeerPort, apiPort] = freePorts(3);
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const server = `https://127.0.0.1:${apiPort}`;
@@ -148,6 +176,14 @@ export class ControlPlane {
       "--authorization-mode=RBAC",
       "--disable-admission-plugins=ServiceAccount",
       "--allow-privileged=true",
+      ...(options.audit
+        ? [
+          `--audit-policy-file=${dir}/audit-policy.yaml`,
+          `--audit-log-path=${dir}/audit.log`,
+          "--audit-log-format=json",
+          "--audit-log-mode=blocking",
+        ]
+        : []),
       ...(options.apiServerFlags ?? []),
     ];
     const plane = new ControlPlane({
@@ -166,7 +202,7 @@ export class ControlPlane {
         source: `test control plane ${dir}`,
       },
     });
-    registerInterruptHandler(plane);
+    registerInterruptHandler(plane, options.handleSignals ?? true);
     try {
       await Deno.writeTextFile(plane.adminKubeconfigPath, kubeconfigYaml(plane.adminConfig), {
         mode: 0o600,
@@ -386,6 +422,12 @@ export class ControlPlane {
     return revision;
   }
 
+  /** The audit log so far (start with `audit: true`): who did what to which resource, with what result. */
+  async auditEvents(): Promise<AuditEvent[]> {
+    const text = await Deno.readTextFile(`${this.dir}/audit.log`).catch(() => "");
+    return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
+  }
+
   /** Stops kube-apiserver and starts it again on the same port (watches break, etcd keeps state). */
   async restartApiServer(downMs = 0): Promise<void> {
     await this.#processes.get("kube-apiserver")?.stop();
@@ -502,6 +544,7 @@ export async function grantClusterAdmin(client: KubeClient, username: string): P
 // Control planes still running when the process is interrupted or exits are stopped too.
 const running = new Set<ControlPlane>();
 let listening = false;
+let signalling = false;
 
 function onInterrupt(): void {
   const planes = [...running];
@@ -512,20 +555,29 @@ function onUnload(): void {
   for (const plane of running) plane.killNow();
 }
 
-function registerInterruptHandler(plane: ControlPlane): void {
+function registerInterruptHandler(plane: ControlPlane, signals: boolean): void {
   running.add(plane);
-  if (listening) return;
-  listening = true;
-  Deno.addSignalListener("SIGINT", onInterrupt);
-  Deno.addSignalListener("SIGTERM", onInterrupt);
-  globalThis.addEventListener("unload", onUnload);
+  if (!listening) {
+    listening = true;
+    globalThis.addEventListener("unload", onUnload);
+  }
+  if (signals && !signalling) {
+    signalling = true;
+    Deno.addSignalListener("SIGINT", onInterrupt);
+    Deno.addSignalListener("SIGTERM", onInterrupt);
+  }
 }
 
 function unregisterInterruptHandler(plane: ControlPlane): void {
   running.delete(plane);
-  if (running.size || !listening) return;
-  listening = false;
-  Deno.removeSignalListener("SIGINT", onInterrupt);
-  Deno.removeSignalListener("SIGTERM", onInterrupt);
-  globalThis.removeEventListener("unload", onUnload);
+  if (running.size) return;
+  if (signalling) {
+    signalling = false;
+    Deno.removeSignalListener("SIGINT", onInterrupt);
+    Deno.removeSignalListener("SIGTERM", onInterrupt);
+  }
+  if (listening) {
+    listening = false;
+    globalThis.removeEventListener("unload", onUnload);
+  }
 }

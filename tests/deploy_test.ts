@@ -1,0 +1,231 @@
+/**
+ * The kustomize base against the real control plane: the operator, running as its ServiceAccount
+ * with the deploy/ RBAC and the binary's permissions, converges the sample without a single 403,
+ * and every rule it is granted is one it uses (from the API server's audit log).
+ */
+import { expect } from "expect";
+import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
+import { parseAllDocuments } from "yaml";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/client.ts";
+import * as kinds from "../kube/kinds.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { spawnOperator } from "./fixtures/operator_command.ts";
+
+const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** "group resource verb" for every permission the rules grant. */
+function grants(rules: Rule[]): Set<string> {
+  return new Set(
+    rules.flatMap((r) =>
+      r.apiGroups.flatMap((g) =>
+        r.resources.flatMap((res) => r.verbs.map((v) => `${g} ${res} ${v}`))
+      )
+    ),
+  );
+}
+
+await integrationTest("deploy/: least-privilege RBAC, exercised by the real operator", {
+  controllerManager: true,
+  scheduler: true,
+  kwok: true,
+  audit: true,
+  crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  let manifests: Unstructured[] = [];
+
+  await step("kubectl kustomize deploy renders the base, with no wildcard anywhere", async () => {
+    const { stdout, stderr, success } = await new Deno.Command(plane.binaries.kubectl, {
+      args: ["kustomize", new URL("../deploy", import.meta.url).pathname],
+    }).output();
+    expect({ success, stderr: new TextDecoder().decode(stderr) }).toEqual({
+      success: true,
+      stderr: "",
+    });
+    manifests = parseAllDocuments(new TextDecoder().decode(stdout)).map((d) => d.toJS());
+    expect(manifests.map((m) => m.kind).sort()).toEqual([
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "Deployment",
+      "Namespace",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+    ]);
+    const rules = manifests.flatMap((m) => (m.rules as Rule[] | undefined) ?? []);
+    expect(JSON.stringify(rules)).not.toContain("*");
+    const deployment = manifests.find((m) => m.kind === "Deployment") as DaemonSet;
+    const container = deployment.spec!.template.spec!.containers[0];
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(deployment.spec!.template.spec!.securityContext?.seccompProfile).toEqual({
+      type: "RuntimeDefault",
+    });
+    expect(container.image).toBe("ghcr.io/ptemplate/ptemplate-operator:v0.1.0");
+  });
+
+  await step("everything but the Deployment installs", async () => {
+    const byKind = new Map(
+      Object.values(kinds).map((r) => [`${r.group ? `${r.group}/` : ""}${r.version} ${r.kind}`, r]),
+    );
+    for (const manifest of manifests.filter((m) => m.kind !== "Deployment")) {
+      const resource = byKind.get(`${manifest.apiVersion} ${manifest.kind}`)!;
+      expect(resource).toBeDefined();
+      await admin.apply(resource, manifest, { fieldManager: "deploy-test", force: true });
+    }
+  });
+
+  await step("as its ServiceAccount the operator converges the sample with zero 403s", async () => {
+    await plane.createNodes({
+      name: "worker-1",
+      labels: { "node-role.kubernetes.io/worker": "worker" },
+    });
+    await admin.create(kinds.NAMESPACE, { metadata: { name: "demo" } });
+    const identity = await plane.serviceAccountIdentity(
+      "ptemplate-operator-system",
+      "ptemplate-operator",
+    );
+    const operator = spawnOperator([
+      "run",
+      `--kubeconfig=${identity.kubeconfigPath}`,
+      "--leader-elect",
+      "--leader-election-namespace=ptemplate-operator-system",
+      "--metrics-bind-address=127.0.0.1:0",
+      "--health-probe-bind-address=127.0.0.1:0",
+      "--log-format=json",
+    ]);
+    const lines: Record<string, unknown>[] = [];
+    const follow = (async () => {
+      let buffered = "";
+      for await (const chunk of operator.stderr.pipeThrough(new TextDecoderStream())) {
+        buffered += chunk;
+        const parts = buffered.split("\n");
+        buffered = parts.pop()!;
+        for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
+      }
+    })();
+    void operator.stdout.cancel();
+    try {
+      const metricsPort = await eventually(() => {
+        const line = lines.find((l) => l.what === "metrics");
+        if (!line) throw new Error(`no metrics address logged yet: ${JSON.stringify(lines)}`);
+        return line.port as number;
+      });
+      const sample = await Deno.readTextFile(new URL("../examples/seed.yaml", import.meta.url));
+      await admin.create(PTEMPLATE, {
+        ...parseAllDocuments(sample)[0].toJS(),
+        metadata: { name: "consumer-pod", namespace: "demo" },
+      });
+      await eventually(async () => {
+        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+          namespace: "demo",
+        });
+        expect(pt.status?.consumers).toHaveLength(1);
+        await admin.get(MODULE, "consumer-pod", { namespace: "demo" });
+      }, { timeoutMs: 60_000 });
+
+      // Children the plugins made under older names are pruned (the rules' `delete`).
+      const pt = await admin.get(PTEMPLATE, "consumer-pod", { namespace: "demo" });
+      const strays = [
+        {
+          resource: kinds.DAEMON_SET,
+          plugin: "consumer-daemonset",
+          current: "consumer-pod-consumer",
+        },
+        { resource: MODULE, plugin: "kmm-module", current: "consumer-pod" },
+      ];
+      for (const { resource, plugin, current } of strays) {
+        const live = await admin.get<Unstructured>(resource, current, { namespace: "demo" });
+        await admin.create(resource, {
+          metadata: {
+            name: "consumer-pod-old",
+            namespace: "demo",
+            labels: { "operator.ptemplate.dev/plugin": plugin },
+            ownerReferences: [{
+              apiVersion: pt.apiVersion!,
+              kind: pt.kind!,
+              name: "consumer-pod",
+              uid: pt.metadata!.uid!,
+              controller: true,
+            }],
+          },
+          spec: live.spec,
+        } as Unstructured);
+      }
+      await eventually(async () => {
+        for (const { resource } of strays) {
+          const gone = await admin.get(resource, "consumer-pod-old", { namespace: "demo" }).catch((
+            e,
+          ) => e);
+          expect(gone.code).toBe(404);
+        }
+      });
+      // A repeated event is aggregated (the rule's events `patch`): edit the Module twice.
+      for (const image of ["hand/edit:1", "hand/edit:2"]) {
+        await admin.patch(MODULE, "consumer-pod", {
+          spec: { devicePlugin: { container: { image } } },
+        }, { namespace: "demo" });
+        await eventually(async () => {
+          const module = await admin.get<Unstructured>(MODULE, "consumer-pod", {
+            namespace: "demo",
+          });
+          expect(JSON.stringify(module.spec)).not.toContain("hand/edit");
+        });
+      }
+      await eventually(async () => {
+        const events = await admin.list(kinds.EVENT, { namespace: "demo" });
+        const updated = events.items.find((e) =>
+          (e as { message?: string }).message === "Updated Module consumer-pod"
+        );
+        // One Event whose count went up, rather than one Event per edit.
+        expect((updated as { count?: number } | undefined)?.count).toBeGreaterThanOrEqual(2);
+      }, { timeoutMs: 30_000 });
+
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(metrics).toMatch(/rest_client_requests_total\{code="200",method="GET"/);
+      expect(metrics).not.toMatch(/rest_client_requests_total\{code="403"/);
+      const denied = (await plane.auditEvents()).filter((e) =>
+        e.user.username === SA && e.responseStatus?.code === 403
+      );
+      expect(denied.map((e) => e.requestURI)).toEqual([]);
+    } finally {
+      operator.kill("SIGTERM");
+      const status = await operator.status;
+      await follow;
+      expect(status.code).toBe(0);
+    }
+  });
+
+  await step("every permission granted was used: none can be removed", async () => {
+    const granted = grants(manifests.flatMap((m) => (m.rules as Rule[] | undefined) ?? []));
+    const used = new Set(
+      (await plane.auditEvents())
+        .filter((e) => e.user.username === SA && e.objectRef?.resource)
+        .flatMap((e) => {
+          const ref = e.objectRef!;
+          const what = `${ref.apiGroup ?? ""} ${ref.resource}${
+            ref.subresource ? `/${ref.subresource}` : ""
+          }`;
+          // An apply that created the object (201) was also authorized as `create`.
+          const created = e.verb === "patch" && e.responseStatus?.code === 201;
+          return created ? [`${what} patch`, `${what} create`] : [`${what} ${e.verb}`];
+        }),
+    );
+    expect([...granted].filter((g) => !used.has(g)).sort()).toEqual([]);
+    expect([...used].filter((u) => !granted.has(u)).sort()).toEqual([]);
+  });
+});

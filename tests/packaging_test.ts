@@ -1,0 +1,110 @@
+/**
+ * The binary's permission set is one design decision, used everywhere: `deno task start`, the
+ * compiled binary, the image, and the integration tests that run the real operator.
+ */
+import { expect } from "expect";
+import { parse } from "yaml";
+import { permissionFlags } from "./fixtures/operator_command.ts";
+
+const root = new URL("../", import.meta.url);
+const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
+
+Deno.test("start and compile share one permission set, with no --allow-all", () => {
+  const start = permissionFlags("start");
+  expect(permissionFlags("compile")).toEqual(start);
+  expect(start.length).toBeGreaterThan(0);
+  expect(start.some((f) => f === "-A" || f === "--allow-all")).toBe(false);
+  expect(start).not.toContain("--allow-write");
+  // Each one is explained where people look.
+  const readme = read("README.md");
+  for (const flag of start) expect(readme).toContain(flag.split("=")[0]);
+});
+
+Deno.test("integration tests run the real operator only with start's permissions", async () => {
+  const offenders: string[] = [];
+  for await (const entry of Deno.readDir(new URL("tests/", root))) {
+    if (!entry.isFile || !entry.name.endsWith(".ts") || entry.name === "packaging_test.ts") continue;
+    const text = read(`tests/${entry.name}`);
+    if (
+      text.includes('"../main.ts"') || text.includes('main.ts"') && text.includes("Deno.Command")
+    ) {
+      offenders.push(entry.name);
+    }
+  }
+  expect(offenders).toEqual([]);
+  // The one way in: fixtures/operator_command.ts, which reads the start task.
+  expect(read("tests/fixtures/operator_command.ts")).toContain('permissionFlags("start")');
+  expect(read("tests/deploy_test.ts")).toContain("spawnOperator(");
+});
+
+Deno.test("deno compile gets through the module graph, type check and embedding offline", async () => {
+  // The runtime base (denort) is downloaded from the internet, which these machines cannot
+  // reach. DENORT_BIN points compile at a local base instead, so everything before that
+  // download runs for real; the Deno CLI stands in as the base, so the output is not a working
+  // operator (the release workflow builds and smoke-tests the real one).
+  const dir = await Deno.makeTempDir({ prefix: "ptemplate-compile-" });
+  const output = `${dir}/ptemplate-operator`;
+  try {
+    const command = JSON.parse(read("deno.json")).tasks.compile.command as string;
+    const args = command.replace(/^deno compile /, "").replace(
+      "--output dist/ptemplate-operator",
+      `--output ${output}`,
+    )
+      .split(/\s+/);
+    const result = await new Deno.Command(Deno.execPath(), {
+      args: ["compile", ...args],
+      cwd: root.pathname,
+      env: { DENORT_BIN: Deno.execPath(), NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const log = new TextDecoder().decode(result.stderr) + new TextDecoder().decode(result.stdout);
+    expect({ success: result.success, log }).toEqual({
+      success: true,
+      log: expect.stringContaining("Compile"),
+    });
+    expect(log).toMatch(/^Check .*main\.ts$/m);
+    expect(log).not.toMatch(/^error|TS\d{4}/m);
+    // The plugins are in the binary.
+    expect(log).toContain("status_aggregator.ts");
+    expect(Deno.statSync(output).size).toBeGreaterThan(1_000_000);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("the Containerfile compiles with the compile task, onto distroless nonroot", () => {
+  const file = read("deploy/Containerfile");
+  expect(file).toMatch(
+    /^FROM --platform=\$BUILDPLATFORM denoland\/deno:\$\{DENO_VERSION\} AS build$/m,
+  );
+  expect(file).toMatch(/^ARG DENO_VERSION=2\.9\.6$/m);
+  expect(file).toContain("tasks.compile.command");
+  expect(file).toMatch(/^FROM gcr\.io\/distroless\/cc-debian12:nonroot$/m);
+  expect(file).toMatch(/^USER 65532:65532$/m);
+  expect(file).toContain('ENTRYPOINT ["/ptemplate-operator"]');
+});
+
+Deno.test("the release workflow builds three platforms, smoke-tests Linux, pushes a multi-arch image", () => {
+  const workflow = parse(read(".github/workflows/release.yml"));
+  const targets = workflow.jobs.binaries.strategy.matrix.include.map((m: { target: string }) =>
+    m.target
+  );
+  expect(targets.sort()).toEqual([
+    "aarch64-apple-darwin",
+    "aarch64-unknown-linux-gnu",
+    "x86_64-unknown-linux-gnu",
+  ]);
+  const steps = JSON.stringify(workflow.jobs.binaries.steps);
+  expect(steps).toContain("npm install -g deno@${DENO_VERSION}");
+  expect(workflow.env.DENO_VERSION).toBe("2.9.6");
+  expect(steps).toContain("tasks.compile.command");
+  for (const smoke of [" version", " --help", " crds"]) expect(steps).toContain(smoke);
+  const build = workflow.jobs.image.steps.find((s: { uses?: string }) =>
+    s.uses?.startsWith("docker/build-push-action")
+  );
+  expect(build.with).toMatchObject({
+    file: "deploy/Containerfile",
+    platforms: "linux/amd64,linux/arm64",
+  });
+});

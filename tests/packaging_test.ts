@@ -23,7 +23,9 @@ Deno.test("start and compile share one permission set, with no --allow-all", () 
 Deno.test("integration tests run the real operator only with start's permissions", async () => {
   const offenders: string[] = [];
   for await (const entry of Deno.readDir(new URL("tests/", root))) {
-    if (!entry.isFile || !entry.name.endsWith(".ts") || entry.name === "packaging_test.ts") continue;
+    if (!entry.isFile || !entry.name.endsWith(".ts") || entry.name === "packaging_test.ts") {
+      continue;
+    }
     const text = read(`tests/${entry.name}`);
     if (
       text.includes('"../main.ts"') || text.includes('main.ts"') && text.includes("Deno.Command")

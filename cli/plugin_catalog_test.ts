@@ -1,0 +1,41 @@
+import { expect } from "expect";
+import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./plugin_catalog.ts";
+
+const names = (entries: { plugin: { name: string } }[]) => entries.map((e) => e.plugin.name);
+
+Deno.test("--plugins: default set, exact set, edits, and unknown names", () => {
+  const catalog = builtInCatalog();
+  expect(names(selectPlugins(catalog, undefined))).toEqual([
+    "kmm-module",
+    "consumer-daemonset",
+    "status-aggregator",
+  ]);
+  expect(names(selectPlugins(catalog, ["status-aggregator"]))).toEqual(["status-aggregator"]);
+  expect(names(selectPlugins(catalog, ["-kmm-module"]))).toEqual([
+    "consumer-daemonset",
+    "status-aggregator",
+  ]);
+  expect(() => selectPlugins(catalog, ["kmm-modul"])).toThrow(
+    /unknown plugin kmm-modul; known: kmm-module/,
+  );
+  expect(() => selectPlugins(catalog, ["kmm-module", "-status-aggregator"])).toThrow(/not both/);
+  expect(() => selectPlugins(catalog, ["-kmm-module", "-consumer-daemonset", "-status-aggregator"]))
+    .toThrow(/leaves no plugin/);
+  expect(crdsOf(selectPlugins(catalog, undefined)).map((c) => c.metadata?.name)).toEqual([
+    "ptemplates.pt.example.com",
+  ]);
+});
+
+Deno.test("--plugin loads every plugin and CRD a module exports", async () => {
+  const entries = await loadPluginModules([
+    new URL("../tests/fixtures/config_set.ts", import.meta.url).href,
+  ]);
+  expect(names(entries)).toEqual(["config-set"]);
+  expect(entries[0].crds.map((c) => c.metadata?.name)).toEqual(["configsets.test.ptemplate.dev"]);
+  await expect(loadPluginModules(["./does/not/exist.ts"])).rejects.toThrow(
+    /--plugin .\/does\/not\/exist.ts: cannot load it/,
+  );
+  await expect(loadPluginModules([new URL("./flags.ts", import.meta.url).href])).rejects.toThrow(
+    /exports no plugin/,
+  );
+});

@@ -1,6 +1,8 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { AnyPlugin, Unstructured } from "../mod.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
+import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { UsageError } from "./flags.ts";
 
@@ -19,6 +21,13 @@ export function builtInCatalog(): CatalogEntry[] {
       crds: [PTEMPLATE_CRD],
       enabledByDefault: true,
     })),
+    // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
+    { plugin: memcachedPlugin as AnyPlugin, crds: [MEMCACHED_CRD], enabledByDefault: false },
+    {
+      plugin: uselessMachinePlugin as AnyPlugin,
+      crds: [MACHINE_CRD, SWITCH_CRD],
+      enabledByDefault: false,
+    },
   ];
 }
 

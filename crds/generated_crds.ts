@@ -1,6 +1,8 @@
 /** Every CRD this repository defines in TypeScript, with the YAML file `deno task crds` writes for it. */
 import { stringify } from "yaml";
 import type { Unstructured } from "../kube/client.ts";
+import { MEMCACHED_CRD } from "../plugins/memcached/crd.ts";
+import { MACHINE_CRD, SWITCH_CRD } from "../plugins/useless_machine/crd.ts";
 import { PTEMPLATE_CRD } from "./ptemplate.ts";
 
 export interface CrdSource {
@@ -11,6 +13,9 @@ export interface CrdSource {
 
 export const CRD_SOURCES: CrdSource[] = [
   { source: "crds/ptemplate.ts", crd: PTEMPLATE_CRD },
+  { source: "plugins/memcached/crd.ts", crd: MEMCACHED_CRD },
+  { source: "plugins/useless_machine/crd.ts", crd: MACHINE_CRD },
+  { source: "plugins/useless_machine/crd.ts", crd: SWITCH_CRD },
 ];
 
 /** `crds/<name>.yaml`, named after the CRD (`<plural>.<group>`). */

@@ -326,12 +326,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     const current = (parent as { status?: unknown }).status;
     if (isSubset(desired, current)) return;
     const meta = parent.metadata!;
-    await this.#deps.client.apply(this.plugin.for, {
-      apiVersion: parent.apiVersion,
-      kind: parent.kind,
-      metadata: { name: meta.name, namespace: meta.namespace },
-      status: desired,
-    } as KubeObject, { subresource: "status", fieldManager: this.name, force: true, signal });
+    try {
+      await this.#deps.client.apply(this.plugin.for, {
+        apiVersion: parent.apiVersion,
+        kind: parent.kind,
+        metadata: { name: meta.name, namespace: meta.namespace },
+        status: desired,
+      } as KubeObject, { subresource: "status", fieldManager: this.name, force: true, signal });
+    } catch (error) {
+      // Server-side apply refuses fields the schema does not declare; retrying cannot help.
+      if (error instanceof Error && /not declared in schema/.test(error.message)) {
+        throw new PermanentError(
+          `${this.plugin.for.kind} status could not be written: ${error.message}. Declare every ` +
+            `status field the plugin returns in the CRD's status schema, and observedGeneration ` +
+            `(integer), which the runtime adds`,
+          { reason: "StatusSchemaMismatch", cause: error },
+        );
+      }
+      throw error;
+    }
     log.debug("wrote status");
   }
 }

@@ -1,0 +1,130 @@
+/** The useless machine's kinds (useless.container.training/v1alpha1): `Machine` and `Switch`. */
+import type { KubeObject, Resource, Unstructured } from "../../mod.ts";
+
+export const MACHINE: Resource = {
+  group: "useless.container.training",
+  version: "v1alpha1",
+  kind: "Machine",
+  plural: "machines",
+  namespaced: true,
+};
+
+export const SWITCH: Resource = {
+  group: "useless.container.training",
+  version: "v1alpha1",
+  kind: "Switch",
+  plural: "switches",
+  namespaced: true,
+};
+
+/** The label that ties a switch to its machine. */
+export const MACHINE_LABEL = "machine";
+
+export interface Machine extends KubeObject {
+  spec: { switches: number };
+  /** `positions`: one letter per switch (`d`own, `u`p); `lastFlip`: when a switch was last flipped. */
+  status?: { positions?: string; lastFlip?: string };
+}
+
+export interface Switch extends KubeObject {
+  spec: { position: string };
+  /** When the controller first saw it not `down`; the flip is due a delay after that. */
+  status?: { seenAt?: string | null };
+}
+
+function crd(
+  resource: Resource,
+  singular: string,
+  columns: Record<string, unknown>[],
+  properties: Record<string, unknown>,
+): Unstructured {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${resource.plural}.${resource.group}` },
+    spec: {
+      group: resource.group,
+      names: {
+        kind: resource.kind,
+        listKind: `${resource.kind}List`,
+        plural: resource.plural,
+        singular,
+      },
+      scope: "Namespaced",
+      versions: [{
+        name: resource.version,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: columns,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            required: ["spec"],
+            properties: {
+              apiVersion: { type: "string" },
+              kind: { type: "string" },
+              metadata: { type: "object" },
+              ...properties,
+            },
+          },
+        },
+      }],
+    },
+  };
+}
+
+export const MACHINE_CRD: Unstructured = crd(MACHINE, "machine", [
+  { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
+  { name: "Positions", type: "string", jsonPath: ".status.positions" },
+], {
+  spec: {
+    type: "object",
+    required: ["switches"],
+    properties: {
+      switches: {
+        type: "integer",
+        minimum: 1,
+        maximum: 64,
+        description: "How many switches the machine has (at least 1).",
+      },
+    },
+  },
+  status: {
+    type: "object",
+    properties: {
+      positions: {
+        type: "string",
+        description: "First letter of each switch's position, in creation order.",
+      },
+      lastFlip: {
+        type: "string",
+        format: "date-time",
+        description: "When the machine last flipped a switch.",
+      },
+      observedGeneration: { type: "integer" },
+    },
+  },
+});
+
+export const SWITCH_CRD: Unstructured = crd(SWITCH, "switch", [
+  { name: "Position", type: "string", jsonPath: ".spec.position" },
+  { name: "Seen", type: "date", jsonPath: ".status.seenAt" },
+], {
+  spec: {
+    type: "object",
+    required: ["position"],
+    properties: { position: { type: "string", enum: ["up", "down"], description: "up or down." } },
+  },
+  status: {
+    type: "object",
+    properties: {
+      seenAt: {
+        type: "string",
+        format: "date-time",
+        nullable: true,
+        description: "When the machine first saw this switch up.",
+      },
+    },
+  },
+});

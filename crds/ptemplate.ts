@@ -2,7 +2,12 @@
  * The `Ptemplate` custom resource, defined once: its CRD (schema, validation, printer columns),
  * its TypeScript types, and how its two historical spellings and its defaults resolve.
  */
-import type { Condition, Resource, Unstructured } from "../mod.ts";
+import {
+  type Condition,
+  customResourceDefinition,
+  type Resource,
+  type Unstructured,
+} from "../mod.ts";
 
 export const PTEMPLATE: Resource = {
   group: "pt.example.com",
@@ -140,210 +145,169 @@ function secretRef(description: string, field: string): Record<string, unknown> 
 }
 
 /** The CustomResourceDefinition the API server validates Ptemplates with. */
-export const PTEMPLATE_CRD: Unstructured = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "ptemplates.pt.example.com" },
-  spec: {
-    group: PTEMPLATE.group,
-    names: {
-      kind: "Ptemplate",
-      listKind: "PtemplateList",
-      plural: "ptemplates",
-      singular: "ptemplate",
-      shortNames: ["pt"],
-      categories: ["all"],
+export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
+  description: "Ptemplate loads the ptemplate_char_dev kernel module (through a KMM Module) on " +
+    "the selected nodes and runs consumer pods that use its devices.",
+  shortNames: ["pt"],
+  categories: ["all"],
+  columns: [
+    {
+      name: "Ready",
+      type: "string",
+      jsonPath: '.status.conditions[?(@.type=="Ready")].status',
     },
-    scope: "Namespaced",
-    versions: [{
-      name: PTEMPLATE.version,
-      served: true,
-      storage: true,
-      subresources: { status: {} },
-      additionalPrinterColumns: [
-        {
-          name: "Ready",
-          type: "string",
-          jsonPath: '.status.conditions[?(@.type=="Ready")].status',
-        },
-        {
-          name: "Reason",
-          type: "string",
-          jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-        },
-        {
-          name: "Consumers",
-          type: "integer",
-          jsonPath: ".status.readyConsumers",
-          description: "Consumer pods ready",
-        },
-        {
-          name: "Desired",
-          type: "integer",
-          jsonPath: ".status.desiredConsumers",
-          description: "Consumer pods wanted (nodes matching the selector)",
-        },
-        { name: "Maxdev", type: "integer", jsonPath: ".spec.maxdev", priority: 1 },
-        { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-      ],
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          description:
-            "Ptemplate loads the ptemplate_char_dev kernel module (through a KMM Module) on " +
-            "the selected nodes and runs consumer pods that use its devices.",
-          required: ["spec"],
-          "x-kubernetes-validations": [{
-            rule: `size(self.metadata.name) <= ${MAX_NAME_LENGTH}`,
-            message: `metadata.name must be at most ${MAX_NAME_LENGTH} characters, so that ` +
-              `"<name>-consumer" is a valid DaemonSet name`,
-          }],
-          properties: {
-            apiVersion: { type: "string" },
-            kind: { type: "string" },
-            metadata: { type: "object" },
-            spec: {
-              type: "object",
-              required: ["selector"],
-              "x-kubernetes-validations": [
-                {
-                  rule: "!(has(self.consumerimage) && has(self.consumer))",
-                  message: "set spec.consumerimage or its older spelling spec.consumer, not both",
-                  fieldPath: ".consumer",
-                },
-                {
-                  rule: "!(has(self.imageRepoSecret) && has(self.imagePullSecret))",
-                  message:
-                    "set spec.imageRepoSecret or its older spelling spec.imagePullSecret, not both",
-                  fieldPath: ".imagePullSecret",
-                },
-                {
-                  rule: "self.requiredDevices <= self.maxdev",
-                  message:
-                    "spec.requiredDevices must not exceed spec.maxdev: a consumer cannot ask " +
-                    "for more devices than a node has; raise maxdev or lower requiredDevices",
-                  fieldPath: ".requiredDevices",
-                },
-              ],
-              properties: {
-                maxdev: {
-                  type: "integer",
-                  default: DEFAULT_MAXDEV,
-                  description:
-                    `Devices the kernel module creates on each node (max_dev), 1–${MAX_MAXDEV}.`,
-                  "x-kubernetes-validations": [{
-                    rule: `self >= 1 && self <= ${MAX_MAXDEV}`,
-                    message: `spec.maxdev must be between 1 and ${MAX_MAXDEV}`,
-                  }],
-                },
-                defaultmsg: {
-                  type: "string",
-                  maxLength: 64,
-                  description: "Message the devices return (default_msg); passed to modprobe, so " +
-                    "1–64 characters without spaces or quotes.",
-                  "x-kubernetes-validations": [{
-                    rule: "self.matches('^[^\\\\s\"\\'\\\\\\\\]{1,64}$')",
-                    message: "spec.defaultmsg must be 1-64 characters without spaces, quotes or " +
-                      "backslashes (it becomes the modprobe parameter default_msg=<value>)",
-                  }],
-                },
-                consumerimage: image(
-                  `Image of the consumer pods; default ${DEFAULT_CONSUMER_IMAGE}.`,
-                  "spec.consumerimage",
-                ),
-                consumer: image(
-                  "Older spelling of consumerimage (the original operator's); set one or the other.",
-                  "spec.consumer",
-                ),
-                deviceplugin: {
-                  ...image("Image of the device plugin that KMM runs.", "spec.deviceplugin"),
-                  default: DEFAULT_DEVICE_PLUGIN_IMAGE,
-                },
-                requiredDevices: {
-                  type: "integer",
-                  default: DEFAULT_REQUIRED_DEVICES,
-                  description: "Devices (example.com/ptemplate) each consumer pod asks for; at " +
-                    "least 1, at most maxdev.",
-                  "x-kubernetes-validations": [{
-                    rule: "self >= 1",
-                    message: "spec.requiredDevices must be at least 1",
-                  }],
-                },
-                imageRepoSecret: secretRef(
-                  "Secret for pulling the module, device plugin and consumer images.",
-                  "spec.imageRepoSecret",
-                ),
-                imagePullSecret: secretRef(
-                  "Older spelling of imageRepoSecret (the original operator's); set one or the other.",
-                  "spec.imagePullSecret",
-                ),
-                selector: {
-                  type: "object",
-                  description: "Node labels: the module is loaded, and consumers run, on nodes " +
-                    "that have all of them. Required, and must not be empty (that would select " +
-                    "every node).",
-                  additionalProperties: { type: "string", maxLength: 63 },
-                  // Bounds the cost of the rules below, which visit every label.
-                  maxProperties: 16,
-                  "x-kubernetes-validations": [
-                    {
-                      rule: "size(self) > 0",
-                      message: "spec.selector must name at least one node label, e.g. " +
-                        "node-role.kubernetes.io/worker: worker; an empty selector would load " +
-                        "the kernel module on every node",
-                    },
-                    {
-                      rule:
-                        "self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-                      message:
-                        "spec.selector keys must be label keys such as example.com/role or " +
-                        "role (letters, digits, '-', '_', '.', an optional DNS prefix and '/')",
-                    },
-                    {
-                      rule:
-                        "self.all(k, self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'))",
-                      message: "spec.selector values must be label values: at most 63 letters, " +
-                        "digits, '-', '_' or '.', starting and ending with a letter or digit",
-                    },
-                  ],
-                },
-              },
-            },
-            status: {
-              type: "object",
-              description: "Written by the operator.",
-              properties: {
-                observedGeneration: { type: "integer" },
-                consumers: { type: "array", items: { type: "string" } },
-                readyConsumers: { type: "integer" },
-                desiredConsumers: { type: "integer" },
-                moduleLoader: nodeCountsSchema("KMM module loader"),
-                devicePlugin: nodeCountsSchema("KMM device plugin"),
-                conditions: {
-                  type: "array",
-                  "x-kubernetes-list-type": "map",
-                  "x-kubernetes-list-map-keys": ["type"],
-                  items: {
-                    type: "object",
-                    required: ["type", "status", "lastTransitionTime", "reason", "message"],
-                    properties: {
-                      type: { type: "string" },
-                      status: { type: "string", enum: ["True", "False", "Unknown"] },
-                      observedGeneration: { type: "integer" },
-                      lastTransitionTime: { type: "string", format: "date-time" },
-                      reason: { type: "string" },
-                      message: { type: "string" },
-                    },
-                  },
-                },
-              },
-            },
+    {
+      name: "Reason",
+      type: "string",
+      jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+    },
+    {
+      name: "Consumers",
+      type: "integer",
+      jsonPath: ".status.readyConsumers",
+      description: "Consumer pods ready",
+    },
+    {
+      name: "Desired",
+      type: "integer",
+      jsonPath: ".status.desiredConsumers",
+      description: "Consumer pods wanted (nodes matching the selector)",
+    },
+    { name: "Maxdev", type: "integer", jsonPath: ".spec.maxdev", priority: 1 },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+  validations: [{
+    rule: `size(self.metadata.name) <= ${MAX_NAME_LENGTH}`,
+    message: `metadata.name must be at most ${MAX_NAME_LENGTH} characters, so that ` +
+      `"<name>-consumer" is a valid DaemonSet name`,
+  }],
+  spec: {
+    type: "object",
+    required: ["selector"],
+    "x-kubernetes-validations": [
+      {
+        rule: "!(has(self.consumerimage) && has(self.consumer))",
+        message: "set spec.consumerimage or its older spelling spec.consumer, not both",
+        fieldPath: ".consumer",
+      },
+      {
+        rule: "!(has(self.imageRepoSecret) && has(self.imagePullSecret))",
+        message: "set spec.imageRepoSecret or its older spelling spec.imagePullSecret, not both",
+        fieldPath: ".imagePullSecret",
+      },
+      {
+        rule: "self.requiredDevices <= self.maxdev",
+        message: "spec.requiredDevices must not exceed spec.maxdev: a consumer cannot ask " +
+          "for more devices than a node has; raise maxdev or lower requiredDevices",
+        fieldPath: ".requiredDevices",
+      },
+    ],
+    properties: {
+      maxdev: {
+        type: "integer",
+        default: DEFAULT_MAXDEV,
+        description: `Devices the kernel module creates on each node (max_dev), 1–${MAX_MAXDEV}.`,
+        "x-kubernetes-validations": [{
+          rule: `self >= 1 && self <= ${MAX_MAXDEV}`,
+          message: `spec.maxdev must be between 1 and ${MAX_MAXDEV}`,
+        }],
+      },
+      defaultmsg: {
+        type: "string",
+        maxLength: 64,
+        description: "Message the devices return (default_msg); passed to modprobe, so " +
+          "1–64 characters without spaces or quotes.",
+        "x-kubernetes-validations": [{
+          rule: "self.matches('^[^\\\\s\"\\'\\\\\\\\]{1,64}$')",
+          message: "spec.defaultmsg must be 1-64 characters without spaces, quotes or " +
+            "backslashes (it becomes the modprobe parameter default_msg=<value>)",
+        }],
+      },
+      consumerimage: image(
+        `Image of the consumer pods; default ${DEFAULT_CONSUMER_IMAGE}.`,
+        "spec.consumerimage",
+      ),
+      consumer: image(
+        "Older spelling of consumerimage (the original operator's); set one or the other.",
+        "spec.consumer",
+      ),
+      deviceplugin: {
+        ...image("Image of the device plugin that KMM runs.", "spec.deviceplugin"),
+        default: DEFAULT_DEVICE_PLUGIN_IMAGE,
+      },
+      requiredDevices: {
+        type: "integer",
+        default: DEFAULT_REQUIRED_DEVICES,
+        description: "Devices (example.com/ptemplate) each consumer pod asks for; at " +
+          "least 1, at most maxdev.",
+        "x-kubernetes-validations": [{
+          rule: "self >= 1",
+          message: "spec.requiredDevices must be at least 1",
+        }],
+      },
+      imageRepoSecret: secretRef(
+        "Secret for pulling the module, device plugin and consumer images.",
+        "spec.imageRepoSecret",
+      ),
+      imagePullSecret: secretRef(
+        "Older spelling of imageRepoSecret (the original operator's); set one or the other.",
+        "spec.imagePullSecret",
+      ),
+      selector: {
+        type: "object",
+        description: "Node labels: the module is loaded, and consumers run, on nodes " +
+          "that have all of them. Required, and must not be empty (that would select " +
+          "every node).",
+        additionalProperties: { type: "string", maxLength: 63 },
+        // Bounds the cost of the rules below, which visit every label.
+        maxProperties: 16,
+        "x-kubernetes-validations": [
+          {
+            rule: "size(self) > 0",
+            message: "spec.selector must name at least one node label, e.g. " +
+              "node-role.kubernetes.io/worker: worker; an empty selector would load " +
+              "the kernel module on every node",
           },
+          {
+            rule:
+              "self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
+            message: "spec.selector keys must be label keys such as example.com/role or " +
+              "role (letters, digits, '-', '_', '.', an optional DNS prefix and '/')",
+          },
+          {
+            rule: "self.all(k, self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'))",
+            message: "spec.selector values must be label values: at most 63 letters, " +
+              "digits, '-', '_' or '.', starting and ending with a letter or digit",
+          },
+        ],
+      },
+    },
+  },
+  status: {
+    consumers: { type: "array", items: { type: "string" } },
+    readyConsumers: { type: "integer" },
+    desiredConsumers: { type: "integer" },
+    moduleLoader: nodeCountsSchema("KMM module loader"),
+    devicePlugin: nodeCountsSchema("KMM device plugin"),
+    conditions: {
+      type: "array",
+      "x-kubernetes-list-type": "map",
+      "x-kubernetes-list-map-keys": ["type"],
+      items: {
+        type: "object",
+        required: ["type", "status", "lastTransitionTime", "reason", "message"],
+        properties: {
+          type: { type: "string" },
+          status: { type: "string", enum: ["True", "False", "Unknown"] },
+          observedGeneration: { type: "integer" },
+          lastTransitionTime: { type: "string", format: "date-time" },
+          reason: { type: "string" },
+          message: { type: "string" },
         },
       },
-    }],
+    },
   },
-};
+});
 
 function nodeCountsSchema(what: string): Record<string, unknown> {
   return {

@@ -9,3 +9,4 @@ export * from "./load_config.ts";
 export * from "./resource.ts";
 export * from "./transport.ts";
 export * from "./watch.ts";
+export * from "./custom_resource_definition.ts";

@@ -49,6 +49,7 @@ export async function binariesTest(
   Deno.test({
     name,
     ignore: skip,
+    // Components and their pipes outlive single steps by design; the harness stops them all.
     sanitizeOps: false,
     sanitizeResources: false,
     async fn(t) {
@@ -67,35 +68,26 @@ export async function integrationTest(
   options: ControlPlaneOptions,
   fn: (plane: ControlPlane, step: Step, t: Deno.TestContext) => Promise<void>,
 ): Promise<void> {
-  const { skip, found } = await gate();
-  Deno.test({
-    name,
-    ignore: skip,
-    // Components and their pipes outlive single steps by design; the harness stops them all.
-    sanitizeOps: false,
-    sanitizeResources: false,
-    async fn(t) {
-      if ("error" in found) throw found.error;
-      const plane = await ControlPlane.start({ binaries: found.binaries, ...options });
-      let failed = false;
-      const step: Step = async (stepName, stepFn) => {
-        const ok = await t.step(stepName, stepFn);
-        if (!ok) failed = true;
-        return ok;
-      };
-      try {
-        await fn(plane, step, t);
-      } catch (error) {
-        failed = true;
-        throw error;
-      } finally {
-        if (failed) {
-          for (const [component, file] of Object.entries(plane.logFiles())) {
-            console.error(`  ${component}: ${file}`);
-          }
+  await binariesTest(name, async (binaries, t) => {
+    const plane = await ControlPlane.start({ binaries, ...options });
+    let failed = false;
+    const step: Step = async (stepName, stepFn) => {
+      const ok = await t.step(stepName, stepFn);
+      if (!ok) failed = true;
+      return ok;
+    };
+    try {
+      await fn(plane, step, t);
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      if (failed) {
+        for (const [component, file] of Object.entries(plane.logFiles())) {
+          console.error(`  ${component}: ${file}`);
         }
-        await plane.stop({ keepLogs: failed });
       }
-    },
+      await plane.stop({ keepLogs: failed });
+    }
   });
 }

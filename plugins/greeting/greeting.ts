@@ -1,6 +1,7 @@
 /** The smallest useful plugin: a Greeting becomes a ConfigMap holding its message. */
 import {
   CONFIG_MAP,
+  customResourceDefinition,
   definePlugin,
   type KubeObject,
   type Resource,
@@ -20,47 +21,14 @@ export interface Greeting extends KubeObject {
   status?: { configMap?: string };
 }
 
-export const GREETING_CRD: Unstructured = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "greetings.example.ptemplate.dev" },
+export const GREETING_CRD: Unstructured = customResourceDefinition(GREETING, {
   spec: {
-    group: GREETING.group,
-    names: {
-      kind: "Greeting",
-      plural: "greetings",
-      singular: "greeting",
-      listKind: "GreetingList",
-    },
-    scope: "Namespaced",
-    versions: [{
-      name: "v1",
-      served: true,
-      storage: true,
-      subresources: { status: {} },
-      schema: {
-        openAPIV3Schema: {
-          type: "object",
-          properties: {
-            spec: {
-              type: "object",
-              required: ["message"],
-              properties: { message: { type: "string", minLength: 1, maxLength: 256 } },
-            },
-            // The runtime writes observedGeneration with every status: declare it.
-            status: {
-              type: "object",
-              properties: {
-                configMap: { type: "string" },
-                observedGeneration: { type: "integer" },
-              },
-            },
-          },
-        },
-      },
-    }],
+    type: "object",
+    required: ["message"],
+    properties: { message: { type: "string", minLength: 1, maxLength: 256 } },
   },
-};
+  status: { configMap: { type: "string" } },
+});
 
 export const greetingPlugin = definePlugin<Greeting>({
   name: "greeting",

@@ -1,5 +1,10 @@
 /** The useless machine's kinds (useless.container.training/v1alpha1): `Machine` and `Switch`. */
-import type { KubeObject, Resource, Unstructured } from "../../mod.ts";
+import {
+  customResourceDefinition,
+  type KubeObject,
+  type Resource,
+  type Unstructured,
+} from "../../mod.ts";
 
 export const MACHINE: Resource = {
   group: "useless.container.training",
@@ -32,52 +37,11 @@ export interface Switch extends KubeObject {
   status?: { seenAt?: string | null };
 }
 
-function crd(
-  resource: Resource,
-  singular: string,
-  columns: Record<string, unknown>[],
-  properties: Record<string, unknown>,
-): Unstructured {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${resource.plural}.${resource.group}` },
-    spec: {
-      group: resource.group,
-      names: {
-        kind: resource.kind,
-        listKind: `${resource.kind}List`,
-        plural: resource.plural,
-        singular,
-      },
-      scope: "Namespaced",
-      versions: [{
-        name: resource.version,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        additionalPrinterColumns: columns,
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            required: ["spec"],
-            properties: {
-              apiVersion: { type: "string" },
-              kind: { type: "string" },
-              metadata: { type: "object" },
-              ...properties,
-            },
-          },
-        },
-      }],
-    },
-  };
-}
-
-export const MACHINE_CRD: Unstructured = crd(MACHINE, "machine", [
-  { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
-  { name: "Positions", type: "string", jsonPath: ".status.positions" },
-], {
+export const MACHINE_CRD: Unstructured = customResourceDefinition(MACHINE, {
+  columns: [
+    { name: "Switches", type: "integer", jsonPath: ".spec.switches" },
+    { name: "Positions", type: "string", jsonPath: ".status.positions" },
+  ],
   spec: {
     type: "object",
     required: ["switches"],
@@ -91,40 +55,33 @@ export const MACHINE_CRD: Unstructured = crd(MACHINE, "machine", [
     },
   },
   status: {
-    type: "object",
-    properties: {
-      positions: {
-        type: "string",
-        description: "First letter of each switch's position, in creation order.",
-      },
-      lastFlip: {
-        type: "string",
-        format: "date-time",
-        description: "When the machine last flipped a switch.",
-      },
-      observedGeneration: { type: "integer" },
+    positions: {
+      type: "string",
+      description: "First letter of each switch's position, in creation order.",
+    },
+    lastFlip: {
+      type: "string",
+      format: "date-time",
+      description: "When the machine last flipped a switch.",
     },
   },
 });
 
-export const SWITCH_CRD: Unstructured = crd(SWITCH, "switch", [
-  { name: "Position", type: "string", jsonPath: ".spec.position" },
-  { name: "Seen", type: "date", jsonPath: ".status.seenAt" },
-], {
+export const SWITCH_CRD: Unstructured = customResourceDefinition(SWITCH, {
+  columns: [
+    { name: "Position", type: "string", jsonPath: ".spec.position" },
+    { name: "Seen", type: "date", jsonPath: ".status.seenAt" },
+  ],
   spec: {
     type: "object",
     required: ["position"],
     properties: { position: { type: "string", enum: ["up", "down"], description: "up or down." } },
   },
   status: {
-    type: "object",
-    properties: {
-      seenAt: {
-        type: "string",
-        format: "date-time",
-        nullable: true,
-        description: "When the machine first saw this switch up.",
-      },
+    seenAt: {
+      type: "string",
+      format: "date-time",
+      description: "When the machine first saw this switch up.",
     },
   },
 });

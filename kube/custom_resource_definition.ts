@@ -1,0 +1,80 @@
+/**
+ * Builds a CustomResourceDefinition for a Resource from its spec and status schemas, with the
+ * parts every CRD of ours shares: one served version, the status subresource, and
+ * `status.observedGeneration` (the runtime writes it, and server-side apply refuses undeclared fields).
+ */
+import type { Unstructured } from "./client.ts";
+import type { Resource } from "./resource.ts";
+
+/** A column of `kubectl get`. */
+export interface PrinterColumn {
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  jsonPath: string;
+  description?: string;
+  /** 1 shows it only with `-o wide`. */
+  priority?: number;
+}
+
+export interface CrdOptions {
+  /** The spec's OpenAPI schema (an object schema). */
+  spec: Record<string, unknown>;
+  /** The status's properties; `observedGeneration` is added. */
+  status?: Record<string, unknown>;
+  /** What `kubectl explain` says of the kind. */
+  description?: string;
+  singular?: string;
+  shortNames?: string[];
+  categories?: string[];
+  columns?: PrinterColumn[];
+  /** CEL rules on the whole object (they may read `self.metadata.name`). */
+  validations?: { rule: string; message: string }[];
+}
+
+export function customResourceDefinition(resource: Resource, options: CrdOptions): Unstructured {
+  if (!resource.group) {
+    throw new TypeError(`${resource.kind}: a custom resource needs an API group`);
+  }
+  const names: Record<string, unknown> = {
+    kind: resource.kind,
+    listKind: `${resource.kind}List`,
+    plural: resource.plural,
+    singular: options.singular ?? resource.kind.toLowerCase(),
+  };
+  if (options.shortNames) names.shortNames = options.shortNames;
+  if (options.categories) names.categories = options.categories;
+  const root: Record<string, unknown> = { type: "object" };
+  if (options.description) root.description = options.description;
+  root.required = ["spec"];
+  if (options.validations) root["x-kubernetes-validations"] = options.validations;
+  root.properties = {
+    apiVersion: { type: "string" },
+    kind: { type: "string" },
+    metadata: { type: "object" },
+    spec: options.spec,
+    status: {
+      type: "object",
+      description: "Written by the operator.",
+      properties: { observedGeneration: { type: "integer" }, ...options.status },
+    },
+  };
+  const version: Record<string, unknown> = {
+    name: resource.version,
+    served: true,
+    storage: true,
+    subresources: { status: {} },
+  };
+  if (options.columns) version.additionalPrinterColumns = options.columns;
+  version.schema = { openAPIV3Schema: root };
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${resource.plural}.${resource.group}` },
+    spec: {
+      group: resource.group,
+      names,
+      scope: resource.namespaced ? "Namespaced" : "Cluster",
+      versions: [version],
+    },
+  };
+}

@@ -20,6 +20,8 @@ export interface EventRecorder {
   record(object: KubeObject, event: EventInput): void;
 }
 
+const AGGREGATION_WINDOW_MS = 10 * 60_000;
+
 interface Aggregate {
   name: string;
   namespace: string;
@@ -40,6 +42,7 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #aggregates = new Map<string, Aggregate>();
   readonly #pending = new Set<Promise<void>>();
   #closed = false;
+  #lastSweep = 0;
 
   constructor(
     client: KubeClient,
@@ -56,6 +59,7 @@ export class KubeEventRecorder implements EventRecorder {
     const meta = object.metadata ?? {};
     const key = JSON.stringify([meta.uid, event.type, event.reason, event.message]);
     const now = Date.now();
+    this.#forgetOld(now);
     const existing = this.#aggregates.get(key);
     if (existing) {
       existing.count++;
@@ -77,6 +81,20 @@ export class KubeEventRecorder implements EventRecorder {
     };
     this.#aggregates.set(key, aggregate);
     this.#track(this.#create(object, event, aggregate));
+  }
+
+  /**
+   * Drops aggregates idle for 10 minutes (client-go's window): a repeat after that is a new
+   * Event, and a long-running operator does not remember every event it ever recorded.
+   */
+  #forgetOld(now: number): void {
+    if (now - this.#lastSweep < 60_000) return;
+    this.#lastSweep = now;
+    for (const [key, aggregate] of this.#aggregates) {
+      if (!aggregate.timer && now - aggregate.lastWrite > AGGREGATION_WINDOW_MS) {
+        this.#aggregates.delete(key);
+      }
+    }
   }
 
   /** Writes what is still pending and stops recording. */

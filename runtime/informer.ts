@@ -28,8 +28,8 @@ export interface InformerOptions {
 
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;
 
-/** The outcome of one list-and-watch round. */
-type RoundEnd = "relist" | "rewatch" | "stopped";
+/** How one watch connection ended (410 Gone and failures are thrown instead). */
+type RoundEnd = "rewatch" | "stopped";
 
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T> = new Store<T>();
@@ -97,9 +97,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.#list(signal);
           needList = false;
         }
-        const end = await this.#watch(signal);
-        if (end === "relist") needList = true;
-        if (end !== "stopped") backoff.reset();
+        const { end, events } = await this.#watch(signal);
+        if (end === "rewatch" && events === 0 && Date.now() - started < 1_000) {
+          // A server that ends every watch at once (shutting down, a proxy) must not be
+          // hammered in a tight loop: back off as after a failure.
+          await sleep(backoff.next(), signal);
+        } else if (end !== "stopped") {
+          backoff.reset();
+        }
         continue;
       } catch (error) {
         if (signal.aborted) break;
@@ -164,12 +169,13 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** One watch connection, until the server ends it, it goes silent, or it fails. */
-  async #watch(signal: AbortSignal): Promise<RoundEnd> {
+  async #watch(signal: AbortSignal): Promise<{ end: RoundEnd; events: number }> {
     const silence = this.#options.silenceTimeoutMs ?? 180_000;
     const watchAbort = new AbortController();
     const stop = () => watchAbort.abort();
     signal.addEventListener("abort", stop, { once: true });
     let silent = false;
+    let events = 0;
     let watchdog = setTimeout(() => {
       silent = true;
       watchAbort.abort();
@@ -182,6 +188,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           signal: watchAbort.signal,
         })
       ) {
+        events++;
         clearTimeout(watchdog);
         watchdog = setTimeout(() => {
           silent = true;
@@ -205,14 +212,14 @@ export class Informer<T extends KubeObject = KubeObject> {
       clearTimeout(watchdog);
       signal.removeEventListener("abort", stop);
     }
-    if (signal.aborted) return "stopped";
+    if (signal.aborted) return { end: "stopped", events };
     if (silent) {
       this.#options.log.info("watch of {kind} silent for {seconds} s; restarting it", {
         kind: this.resource.kind,
         seconds: silence / 1000,
       });
     }
-    return "rewatch";
+    return { end: "rewatch", events };
   }
 
   #emit(changes: StoreChange<T>[]): void {

@@ -124,6 +124,14 @@ await integrationTest("ptemplate operator end to end", {
           desiredConsumers: 2,
           observedGeneration: 1,
         });
+        // The original operator's metrics, per Ptemplate.
+        const metrics = operator.manager.registry.render();
+        expect(metrics).toContain(
+          'ptemplate_consumer_pods{namespace="demo",name="consumer-pod"} 2',
+        );
+        expect(metrics).toMatch(
+          /^ptemplate_reconciles_total\{namespace="demo",name="consumer-pod"\} [1-9]/m,
+        );
         // No KMM operator runs: nobody has reported on the Module yet.
         expect(condition(pt, "KernelModuleLoaded")?.reason).toBe("WaitingForKMM");
         expect(condition(pt, "Ready")).toMatchObject({ status: "False", reason: "WaitingForKMM" });

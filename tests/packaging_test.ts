@@ -66,8 +66,12 @@ Deno.test("deno compile gets through the module graph, type check and embedding 
       log: expect.stringContaining("Compile"),
     });
     expect(log).not.toMatch(/^error|TS\d{4}/m);
-    // The plugins are in the binary.
+    // The plugins are in the binary; test-only npm packages are not.
     expect(log).toContain("status_aggregator.ts");
+    for (const testOnly of ["@jest", "fast-check", "@sinonjs", "@peculiar"]) {
+      expect(log).not.toContain(testOnly);
+    }
+    expect(log).toContain("@logtape");
     expect(Deno.statSync(output).size).toBeGreaterThan(1_000_000);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -230,11 +230,7 @@ export class KubeClient {
     object: T,
     options: WriteOptions = {},
   ): Promise<T> {
-    const path = resourcePath(resource, {
-      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
-      name: this.#name(resource, object),
-      subresource: options.subresource,
-    });
+    const path = this.#objectPath(resource, object, options);
     return await this.request<T>("PUT", path, {
       ...options,
       query: this.#writeQuery(options),
@@ -271,11 +267,7 @@ export class KubeClient {
     object: T,
     options: ApplyOptions,
   ): Promise<T> {
-    const path = resourcePath(resource, {
-      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
-      name: this.#name(resource, object),
-      subresource: options.subresource,
-    });
+    const path = this.#objectPath(resource, object, options);
     return await this.request<T>("PATCH", path, {
       ...options,
       query: { ...this.#writeQuery(options), force: options.force || undefined },
@@ -388,6 +380,15 @@ export class KubeClient {
         : backoffMs(attempt);
       await sleep(waitMs, init.signal);
     }
+  }
+
+  /** The path of `object` itself (or its subresource), in its namespace or the options'. */
+  #objectPath(resource: Resource, object: KubeObject, options: WriteOptions): string {
+    return resourcePath(resource, {
+      namespace: this.#ns(resource, options.namespace ?? object.metadata?.namespace),
+      name: this.#name(resource, object),
+      subresource: options.subresource,
+    });
   }
 
   #hasRefreshableCredentials(): boolean {

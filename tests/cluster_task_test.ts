@@ -7,10 +7,7 @@ import { eventually } from "../testing/eventually.ts";
 import { binariesTest } from "../testing/integration_test_case.ts";
 import { liveGroupMembers } from "../testing/process.ts";
 import { sweepOrphans } from "../testing/run_registry.ts";
-
-const CLUSTER_TASK = JSON.parse(
-  await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
-).tasks.cluster.command as string;
+import { startTask } from "./fixtures/task_process.ts";
 
 /** Starts the cluster task as its own process and waits for its banner. */
 async function startClusterTask(): Promise<
@@ -22,29 +19,15 @@ async function startClusterTask(): Promise<
     output: () => string;
   }
 > {
-  // Run exactly what `deno task cluster` runs, with this Deno.
-  const [, ...args] = CLUSTER_TASK.split(/\s+/);
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: new URL("..", import.meta.url).pathname,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) text += chunk;
-  };
-  void pump(child.stdout);
-  void pump(child.stderr);
+  const { child, output } = startTask("cluster");
   const banner = await eventually(() => {
-    const pids = text.match(/Component PIDs: ([\d ]+)/)?.[1];
-    const kubeconfig = text.match(/kubectl --kubeconfig (\S+) get namespaces/)?.[1];
-    if (!pids || !kubeconfig) throw new Error(`no banner yet:\n${text}`);
+    const pids = output().match(/Component PIDs: ([\d ]+)/)?.[1];
+    const kubeconfig = output().match(/kubectl --kubeconfig (\S+) get namespaces/)?.[1];
+    if (!pids || !kubeconfig) throw new Error(`no banner yet:\n${output()}`);
     return { pids: pids.trim().split(" ").map(Number), kubeconfig };
   }, { timeoutMs: 120_000, intervalMs: 200 });
   const dir = banner.kubeconfig.slice(0, banner.kubeconfig.lastIndexOf("/"));
-  return { child, ...banner, dir, output: () => text };
+  return { child, ...banner, dir, output };
 }
 
 async function alive(pids: number[]): Promise<number[]> {

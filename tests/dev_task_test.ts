@@ -3,43 +3,28 @@ import { expect } from "expect";
 import { eventually } from "../testing/eventually.ts";
 import { binariesTest } from "../testing/integration_test_case.ts";
 import { liveGroupMembers, processTable } from "../testing/process.ts";
-
-const DEV_TASK = JSON.parse(await Deno.readTextFile(new URL("../deno.json", import.meta.url))).tasks
-  .dev
-  .command as string;
+import { startTask } from "./fixtures/task_process.ts";
 
 await binariesTest(
   "deno task dev: the demo comes up, and Ctrl-C stops everything",
   async (_binaries, t) => {
-    const [, ...args] = DEV_TASK.split(/\s+/);
-    const child = new Deno.Command(Deno.execPath(), {
-      args,
-      cwd: new URL("..", import.meta.url).pathname,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    let output = "";
-    const pump = async (stream: ReadableStream<Uint8Array>) => {
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output += chunk;
-    };
-    const pumping = Promise.all([pump(child.stdout), pump(child.stderr)]);
+    const { child, output: text, drained } = startTask("dev");
     try {
       await t.step("it prints what the operator made and the commands to try", async () => {
-        await eventually(() => expect(output).toContain("Press Ctrl-C"), {
+        await eventually(() => expect(text()).toContain("Press Ctrl-C"), {
           timeoutMs: 180_000,
           intervalMs: 500,
         });
-        expect(output).toContain("Module consumer-pod");
-        expect(output).toMatch(
+        expect(text()).toContain("Module consumer-pod");
+        expect(text()).toMatch(
           /DaemonSet consumer-pod-consumer +consumer pods: consumer-pod-consumer-\S+, consumer-pod-consumer-\S+/,
         );
-        expect(output).toMatch(/kubectl --kubeconfig \S+admin\.kubeconfig get ptemplates/);
-        expect(output).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/metrics/);
+        expect(text()).toMatch(/kubectl --kubeconfig \S+admin\.kubeconfig get ptemplates/);
+        expect(text()).toMatch(/curl -s http:\/\/127\.0\.0\.1:\d+\/metrics/);
       });
 
       await t.step("Ctrl-C stops the operator, then the control plane, and exits 0", async () => {
-        const dir = output.match(/--kubeconfig (\S+)\/admin\.kubeconfig/)![1];
+        const dir = text().match(/--kubeconfig (\S+)\/admin\.kubeconfig/)![1];
         const components = (await processTable()).filter((p) => p.command.includes(dir)).map((p) =>
           p.pgid
         );
@@ -48,7 +33,7 @@ await binariesTest(
         child.kill("SIGINT");
         const status = await child.status;
         expect(status.code).toBe(0);
-        expect(output).toContain("stopping the operator, then the control plane");
+        expect(text()).toContain("stopping the operator, then the control plane");
         for (const pgid of components) expect(await liveGroupMembers(pgid)).toEqual([]);
       });
     } finally {
@@ -58,7 +43,7 @@ await binariesTest(
         // exited
       }
       await child.status;
-      await pumping;
+      await drained;
     }
   },
 );

@@ -125,6 +125,10 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         if (!line) throw new Error(`no metrics address logged yet: ${JSON.stringify(lines)}`);
         return line.port as number;
       });
+      // It says where it runs and against which cluster.
+      expect(lines.map((l) => l.msg)).toContainEqual(
+        expect.stringMatching(/running on a workstation against https:\/\/127\.0\.0\.1:\d+/),
+      );
       const sample = await Deno.readTextFile(new URL("../examples/seed.yaml", import.meta.url));
       await admin.create(PTEMPLATE, {
         ...parseAllDocuments(sample)[0].toJS(),

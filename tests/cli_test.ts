@@ -1,0 +1,52 @@
+/** The command line as people meet it: version, help, crds, and mistakes that exit 2 with a reason. */
+import { expect } from "expect";
+import { parseAllDocuments } from "yaml";
+import { spawnOperator } from "./fixtures/operator_command.ts";
+
+async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawnOperator(args);
+  const [status, stdout, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
+  return { code: status.code, stdout, stderr };
+}
+
+Deno.test("cli: version, --help and crds (what the release smoke test runs)", async () => {
+  const version = await run("version");
+  expect(version).toMatchObject({
+    code: 0,
+    stdout: expect.stringMatching(/^ptemplate-operator \d+\.\d+\.\d+ \(deno /),
+  });
+  const help = await run("--help");
+  expect(help.code).toBe(0);
+  for (const word of ["run", "install", "--leader-elect", "--plugins", "Examples:"]) {
+    expect(help.stdout).toContain(word);
+  }
+  const crds = await run("crds", "--plugins", "+memcached");
+  expect(crds.code).toBe(0);
+  const names = parseAllDocuments(crds.stdout).map((d) => d.toJS()?.metadata?.name);
+  expect(names).toEqual(["ptemplates.pt.example.com", "memcacheds.cache.example.com"]);
+});
+
+Deno.test("cli: mistakes exit 2 and say what is wrong", async () => {
+  const typo = await run("--kubeconfg", "x");
+  expect(typo.code).toBe(2);
+  expect(typo.stderr).toContain("unknown flag --kubeconfg; did you mean --kubeconfig?");
+  const bad = await run("run", "--log-format", "xml");
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--log-format takes one of text, json, auto, not "xml"');
+  const command = await run("deploy");
+  expect(command.code).toBe(2);
+  expect(command.stderr).toContain('unknown command "deploy"');
+  const plugin = await run("crds", "--plugins", "nosuch");
+  expect(plugin.code).toBe(2);
+  expect(plugin.stderr).toContain("unknown plugin nosuch; known: kmm-module");
+});
+
+Deno.test("cli: no cluster configuration is one error listing what was tried", async () => {
+  const result = await run("run", "--kubeconfig", "/nonexistent/kubeconfig");
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain("--kubeconfig /nonexistent/kubeconfig: file not found");
+});

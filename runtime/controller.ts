@@ -93,15 +93,6 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** Every kind this controller reads through the cache. */
-  get resources(): Resource[] {
-    return [
-      this.plugin.for,
-      ...(this.plugin.owns ?? []),
-      ...(this.plugin.watches ?? []).map((w) => w.resource),
-    ];
-  }
-
   /** Queues every cached object of the plugin's kind (start of leadership, resync). */
   enqueueAll(): void {
     for (const object of this.#deps.pool.cache(this.plugin.for).list()) {

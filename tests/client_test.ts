@@ -14,17 +14,10 @@ import * as kinds from "../kube/kinds.ts";
 import { loadClusterConfig } from "../kube/load_config.ts";
 import type { WatchEvent } from "../kube/watch.ts";
 import { eventually } from "../testing/eventually.ts";
+import { grantClusterAdmin } from "../testing/control_plane.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 
 const NS = "client";
-
-async function grantAdmin(admin: KubeClient, username: string): Promise<void> {
-  await admin.create(CLUSTER_ROLE_BINDING, {
-    metadata: { generateName: "client-test-" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-    subjects: [{ kind: "User", name: username, apiGroup: "rbac.authorization.k8s.io" }],
-  });
-}
 
 async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   const error = await promise.then(() => undefined, (e) => e);
@@ -90,7 +83,7 @@ await integrationTest("client: against a real API server", {
 
   await step("an exec plugin supplies a real token, cached until it expires", async () => {
     const identity = await plane.serviceAccountIdentity(NS, "exec-user");
-    await grantAdmin(admin, identity.username);
+    await grantClusterAdmin(admin, identity.username);
     const dir = await Deno.makeTempDir({ dir: plane.dir, prefix: "exec-" });
     const expires = new Date(Date.now() + 3600_000).toISOString();
     const script = `${dir}/credential.sh`;
@@ -127,7 +120,7 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
   await step("a rotated tokenFile is read again after a 401", async () => {
     const first = await plane.serviceAccountIdentity(NS, "rotating-1");
     const second = await plane.serviceAccountIdentity(NS, "rotating-2");
-    for (const identity of [first, second]) await grantAdmin(admin, identity.username);
+    for (const identity of [first, second]) await grantClusterAdmin(admin, identity.username);
     const tokenFile = `${plane.dir}/rotating-token`;
     await Deno.writeTextFile(tokenFile, first.token);
     const client = plane.clientFor({ ...first.config, token: undefined, tokenFile });

@@ -1,15 +1,9 @@
 /** The Kubernetes client against a real API server: identities, verbs, errors, paging, watch. */
 import { expect } from "expect";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import type { KubeClient, Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/client.ts";
 import { ApiError } from "../kube/errors.ts";
-import {
-  CLUSTER_ROLE_BINDING,
-  CONFIG_MAP,
-  NAMESPACE,
-  SECRET,
-  SERVICE_ACCOUNT,
-} from "../kube/kinds.ts";
+import { CONFIG_MAP, NAMESPACE, SECRET, SERVICE_ACCOUNT } from "../kube/kinds.ts";
 import * as kinds from "../kube/kinds.ts";
 import { loadClusterConfig } from "../kube/load_config.ts";
 import type { WatchEvent } from "../kube/watch.ts";

@@ -227,6 +227,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** Our write's result into the shared cache (see Informer.observe). */
+  #observe(resource: Resource, object: KubeObject): void {
+    for (const informer of this.#deps.pool.informers(resource)) informer.observe(object);
+  }
+
   #ownedResource(child: KubeObject): Resource {
     const resource = (this.plugin.owns ?? []).find((r) =>
       sameKind(r, child.apiVersion, child.kind)
@@ -266,7 +271,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         meta.name!,
       );
       if (childUpToDate(stamped, cached)) continue;
-      await client.apply(resource, stamped, { fieldManager: this.name, force: true, signal });
+      const applied = await client.apply(resource, stamped, {
+        fieldManager: this.name,
+        force: true,
+        signal,
+      });
+      this.#observe(resource, applied);
       const verb = cached ? "Updated" : "Created";
       log.info("{verb} {kind} {child}", {
         verb: verb.toLowerCase(),
@@ -318,12 +328,13 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (isSubset(desired, current)) return;
     const meta = parent.metadata!;
     try {
-      await this.#deps.client.apply(this.plugin.for, {
+      const written = await this.#deps.client.apply(this.plugin.for, {
         apiVersion: parent.apiVersion,
         kind: parent.kind,
         metadata: { name: meta.name, namespace: meta.namespace },
         status: desired,
       } as KubeObject, { subresource: "status", fieldManager: this.name, force: true, signal });
+      this.#observe(this.plugin.for, written);
     } catch (error) {
       // Server-side apply refuses fields the schema does not declare; retrying cannot help.
       if (error instanceof Error && /not declared in schema/.test(error.message)) {

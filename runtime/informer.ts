@@ -80,6 +80,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     return () => this.#installedHandlers.delete(handler);
   }
 
+  /**
+   * Takes the API server's answer to our own write into the cache at once, so a reconcile that
+   * runs before the watch delivers it does not see the old version and write again. Handlers
+   * hear it as a change now; the watch's copy of the same version is then no change at all.
+   */
+  observe(object: T): void {
+    if (this.namespace && object.metadata?.namespace !== this.namespace) return;
+    const change = this.store.upsertIfNewer(object);
+    if (change) this.#emit([change]);
+  }
+
   /** Runs until `signal` aborts. Calling it again while running returns the same promise. */
   run(signal: AbortSignal): Promise<void> {
     this.#running ??= this.#loop(signal);

@@ -28,6 +28,13 @@ export interface CacheReader<T extends KubeObject> {
   ownedBy(uid: string): T[];
 }
 
+/** True when both resourceVersions are numbers and `a`'s is the smaller; unknown order is false. */
+function isOlder(a: KubeObject, b: KubeObject): boolean {
+  const x = Number(a.metadata?.resourceVersion);
+  const y = Number(b.metadata?.resourceVersion);
+  return Number.isSafeInteger(x) && Number.isSafeInteger(y) && x < y;
+}
+
 export class Store<T extends KubeObject> implements CacheReader<T> {
   readonly #objects = new Map<string, T>();
   readonly #byOwner = new Map<string, Set<string>>();
@@ -62,10 +69,27 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     const key = objectKey(object);
     const old = this.#objects.get(key);
     if (old && old.metadata?.resourceVersion === object.metadata?.resourceVersion) return undefined;
+    // A watch event older than a version we already took from our own write's answer.
+    if (old && isOlder(object, old)) return undefined;
     if (old) this.#unindex(key, old);
     this.#objects.set(key, object);
     this.#index(key, object);
     return old ? { type: "updated", object, old } : { type: "added", object };
+  }
+
+  /**
+   * Adds a version we received as the answer to our own write, unless the cache already has the
+   * same or a newer one. resourceVersions are opaque; when either is not a number we cannot
+   * order them and leave the cache to the watch.
+   */
+  upsertIfNewer(object: T): StoreChange<T> | undefined {
+    const old = this.get(object.metadata?.namespace, object.metadata?.name ?? "");
+    if (
+      old ? !isOlder(old, object) : !Number.isSafeInteger(Number(object.metadata?.resourceVersion))
+    ) {
+      return undefined;
+    }
+    return this.upsert(object);
   }
 
   /** Removes one object; returns the change, or undefined if it was not there. */

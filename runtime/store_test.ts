@@ -48,3 +48,16 @@ Deno.test("store: replace reports what changed, appeared and vanished", () => {
   ]);
   expect(store.size).toBe(3);
 });
+
+Deno.test("store: a write's answer goes in only when it is newer than what the cache has", () => {
+  const store = new Store<KubeObject>();
+  expect(store.upsertIfNewer(obj("a", "5"))?.type).toBe("added");
+  expect(store.upsertIfNewer(obj("a", "4"))).toBeUndefined();
+  expect(store.upsertIfNewer(obj("a", "5"))).toBeUndefined();
+  expect(store.upsertIfNewer(obj("a", "6"))?.type).toBe("updated");
+  expect(store.upsertIfNewer(obj("a", "opaque-7"))).toBeUndefined();
+  expect(store.get("ns", "a")?.metadata?.resourceVersion).toBe("6");
+  // A late watch event cannot roll it back either.
+  expect(store.upsert(obj("a", "3"))).toBeUndefined();
+  expect(store.get("ns", "a")?.metadata?.resourceVersion).toBe("6");
+});

@@ -28,13 +28,6 @@ export const DEPLOYMENT: Resource = {
   plural: "deployments",
   namespaced: true,
 };
-export const EVENT_V1: Resource = {
-  group: "events.k8s.io",
-  version: "v1",
-  kind: "Event",
-  plural: "events",
-  namespaced: true,
-};
 export const LEASE: Resource = {
   group: "coordination.k8s.io",
   version: "v1",

@@ -1,6 +1,7 @@
 /** The Kubernetes client: configuration, requests, watch and errors. */
 export * from "./client.ts";
 export * from "./cluster_config.ts";
+export * from "./custom_resource_definition.ts";
 export * from "./errors.ts";
 export * from "./kinds.ts";
 export * from "./kubeconfig.ts";
@@ -9,4 +10,3 @@ export * from "./load_config.ts";
 export * from "./resource.ts";
 export * from "./transport.ts";
 export * from "./watch.ts";
-export * from "./custom_resource_definition.ts";

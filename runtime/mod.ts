@@ -1,5 +1,6 @@
 /** The shared event loop: informers, queues, controllers, leader election, metrics, probes, logs. */
 export * from "./backoff.ts";
+export * from "./conditions.ts";
 export * from "./controller.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
@@ -15,4 +16,3 @@ export * from "./plugin.ts";
 export * from "./probes.ts";
 export * from "./store.ts";
 export * from "./work_queue.ts";
-export * from "./conditions.ts";

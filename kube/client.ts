@@ -1,7 +1,9 @@
 /** A small Kubernetes API client on Deno's fetch: typed verbs, typed errors, bounded retries. */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { ClusterConfig } from "./cluster_config.ts";
+import { sleep } from "../util/sleep.ts";
 import { ApiError, apiErrorFrom } from "./errors.ts";
+import { NetworkError } from "./network_error.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resource.ts";
 import { Transport } from "./transport.ts";
 import { type WatchEvent, watchEvents } from "./watch.ts";
@@ -29,7 +31,10 @@ export interface ObjectList<T> {
 /** Options every request takes. */
 export interface RequestOptions {
   signal?: AbortSignal;
-  /** Milliseconds before the request is abandoned; default 30 s, `0` for none (watches). */
+  /**
+   * Milliseconds before the request is abandoned and its connection replaced; default 30 s, `0`
+   * for none. For a watch it bounds the wait for the response headers (default 15 s).
+   */
   timeoutMs?: number;
 }
 
@@ -73,6 +78,21 @@ export interface DeleteOptions extends RequestOptions {
   resourceVersion?: string;
 }
 
+/**
+ * Decides whether a write may be sent now: throws to refuse it, or returns how many milliseconds
+ * it may still take (it is abandoned after that). Called right before every attempt of every
+ * write request, after any wait.
+ */
+export type WriteFence = () => number | void;
+
+/** How the client checks its connection when it has heard nothing for a while. */
+export interface KeepAliveOptions {
+  /** Ask the server for `/livez` after this long without any answer; default 10 s. */
+  idleMs?: number;
+  /** Replace the connection when that question gets no answer within this; default 5 s. */
+  timeoutMs?: number;
+}
+
 export interface ClientOptions {
   userAgent?: string;
   /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
@@ -85,6 +105,8 @@ export interface ClientOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** A watch's response headers come at once; waiting longer means the connection is dead. */
+const WATCH_HEADERS_TIMEOUT_MS = 15_000;
 const MAX_RETRY_AFTER_S = 32;
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -113,17 +135,39 @@ export class RequestCounter {
   }
 }
 
+/** What a fenced view shares with the client it came from; not part of the public options. */
+const SHARED = Symbol("shared");
+interface Shared {
+  transport: Transport;
+  requests: RequestCounter;
+  fence: WriteFence;
+}
+
 /** One client per cluster identity; share it, and `close()` it when done. */
 export class KubeClient {
   readonly transport: Transport;
-  readonly requests: RequestCounter = new RequestCounter();
+  readonly requests: RequestCounter;
   readonly #options: ClientOptions;
   readonly #host: string;
+  readonly #fence?: WriteFence;
 
   constructor(config: ClusterConfig, options: ClientOptions = {}) {
-    this.transport = new Transport(config);
+    const shared = (options as { [SHARED]?: Shared })[SHARED];
+    this.transport = shared?.transport ?? new Transport(config);
+    this.requests = shared?.requests ?? new RequestCounter();
+    this.#fence = shared?.fence;
     this.#options = options;
     this.#host = new URL(config.server).host;
+  }
+
+  /**
+   * The same client (connection, counters, options) with every write passing `fence` first: what
+   * the runtime hands to work that only a leader may do. Reads and watches are not fenced.
+   */
+  fenced(fence: WriteFence): KubeClient {
+    const shared: Shared = { transport: this.transport, requests: this.requests, fence };
+    const options: ClientOptions & { [SHARED]: Shared } = { ...this.#options, [SHARED]: shared };
+    return new KubeClient(this.transport.config, options);
   }
 
   /** The default namespace of this identity's config. */
@@ -131,14 +175,33 @@ export class KubeClient {
     return this.transport.config.namespace;
   }
 
+  /** Closes the connection; a fenced view leaves that to the client it came from. */
   close(): void {
-    this.transport.close();
+    if (!this.#fence) this.transport.close();
   }
 
   /**
-   * Sends a request and returns the parsed JSON body (or the text of a non-JSON one). Non-2xx answers throw ApiError. 429s are
-   * retried for every verb (the server did not act on them); 5xx and network failures only for
-   * GET, since a write may have happened.
+   * Checks the connection until `signal` aborts, like HTTP/2 keep-alive pings (which Deno does not
+   * expose): after `idleMs` without any answer it asks for `/livez`, and a question that gets no
+   * answer within `timeoutMs` replaces the connection (see `Transport.reset`). Any HTTP answer
+   * counts, so the identity needs no permission for it (and has one: system:public-info-viewer).
+   */
+  async keepAlive(signal: AbortSignal, options: KeepAliveOptions = {}): Promise<void> {
+    const idleMs = options.idleMs ?? 10_000;
+    const timeoutMs = options.timeoutMs ?? 5_000;
+    const health = this.transport.health;
+    while (!signal.aborted) {
+      await sleep(Math.max(idleMs - health.silentForMs(), 100), signal);
+      if (signal.aborted || health.silentForMs() < idleMs) continue;
+      await this.request("GET", "/livez", { timeoutMs, signal, retries: 0 }).catch(() => {});
+    }
+  }
+
+  /**
+   * Sends a request and returns the parsed JSON body (or the text of a non-JSON one). Non-2xx
+   * answers throw ApiError, no answer at all a NetworkError. 429s are retried for every verb (the
+   * server did not act on them); 5xx and network failures only for GET, since a write may have
+   * happened.
    */
   async request<T = unknown>(
     method: string,
@@ -147,6 +210,8 @@ export class KubeClient {
       query?: Record<string, string | number | boolean | undefined>;
       body?: unknown;
       contentType?: string;
+      /** Overrides `ClientOptions.maxRetries` for this request. */
+      retries?: number;
     } = {},
   ): Promise<T> {
     const response = await this.#send(method, path, init);
@@ -309,7 +374,8 @@ export class KubeClient {
     try {
       response = await this.#send("GET", path, {
         ...options,
-        timeoutMs: 0,
+        timeoutMs: options.timeoutMs ?? WATCH_HEADERS_TIMEOUT_MS,
+        stream: true,
         query: {
           watch: true,
           allowWatchBookmarks: true,
@@ -335,6 +401,8 @@ export class KubeClient {
       query?: Record<string, string | number | boolean | undefined>;
       body?: unknown;
       contentType?: string;
+      retries?: number;
+      stream?: boolean;
     },
   ): Promise<Response> {
     const query = new URLSearchParams();
@@ -342,27 +410,38 @@ export class KubeClient {
       if (value !== undefined && value !== "") query.set(key, String(value));
     }
     const url = query.size ? `${path}?${query}` : path;
-    const maxRetries = this.#options.maxRetries ?? 5;
+    const maxRetries = init.retries ?? this.#options.maxRetries ?? 5;
+    const fence = IDEMPOTENT.has(method) ? undefined : this.#fence;
+    // The timeout bounds the whole call, retries included; each attempt gets what is left.
+    const timeoutMs = init.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const deadline = timeoutMs ? performance.now() + timeoutMs : Infinity;
     let reauthenticated = false;
     for (let attempt = 0;; attempt++) {
-      const timeoutMs = init.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-      const signals = [init.signal, timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined]
-        .filter((s): s is AbortSignal => s !== undefined);
-      const headers: Record<string, string> = { accept: "application/json" };
-      if (this.#options.userAgent) headers["user-agent"] = this.#options.userAgent;
-      if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
+      const headers = new Headers({ accept: "application/json" });
+      if (this.#options.userAgent) headers.set("user-agent", this.#options.userAgent);
+      if (init.body !== undefined) {
+        headers.set("content-type", init.contentType ?? "application/json");
+      }
       let response: Response;
       try {
         response = await this.transport.fetch(url, {
           method,
           headers,
           body: init.body === undefined ? undefined : JSON.stringify(init.body),
-          signal: signals.length ? AbortSignal.any(signals) : undefined,
+          signal: init.signal,
+          timeoutMs: timeoutMs && Math.max(1, deadline - performance.now()),
+          stream: init.stream,
+          beforeSend: fence,
         });
       } catch (error) {
+        if (!(error instanceof NetworkError)) throw error;
         this.#record(method, 0, path);
-        if (init.signal?.aborted || !IDEMPOTENT.has(method) || attempt >= maxRetries) throw error;
-        await sleep(backoffMs(attempt), init.signal);
+        // A write may have reached the server before the connection failed: only reads retry.
+        const wait = backoffMs(attempt);
+        const late = performance.now() + wait >= deadline;
+        if (!IDEMPOTENT.has(method) || attempt >= maxRetries || late) throw error;
+        await sleep(wait, init.signal);
+        if (init.signal?.aborted) throw init.signal.reason;
         continue;
       }
       this.#record(method, response.status, path);
@@ -378,7 +457,9 @@ export class KubeClient {
       const waitMs = error.retryAfterSeconds !== undefined
         ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_S) * 1000
         : backoffMs(attempt);
+      if (performance.now() + waitMs >= deadline) throw error;
       await sleep(waitMs, init.signal);
+      if (init.signal?.aborted) throw init.signal.reason;
     }
   }
 
@@ -431,21 +512,6 @@ export class KubeClient {
 function backoffMs(attempt: number): number {
   const base = Math.min(100 * 2 ** attempt, 5_000);
   return base * (1 + Math.random() * 0.2);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 export { ApiError };

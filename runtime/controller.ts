@@ -15,6 +15,7 @@ import {
 } from "./desired_state.ts";
 import type { EventRecorder } from "./events.ts";
 import type { InformerPool } from "./informer_pool.ts";
+import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
 import {
   type ObjectRef,
@@ -25,6 +26,7 @@ import {
   TemporaryError,
 } from "./plugin.ts";
 import { objectKey, splitKey, type StoreChange } from "./store.ts";
+import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 import { WorkQueue } from "./work_queue.ts";
 
 export interface ControllerDeps {
@@ -50,6 +52,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly plugin: Plugin<T>;
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
+  readonly #warnings: WarningThrottle;
   #queue?: WorkQueue;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
@@ -57,6 +60,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.plugin = plugin;
     this.#deps = deps;
     this.#log = deps.log.with({ controller: plugin.name });
+    this.#warnings = new WarningThrottle(this.#log);
     const { pool } = deps;
     pool.onChange<T>(plugin.for, (change) => {
       if (!plugin.filter || plugin.filter(change)) this.#enqueue(objectKey(change.object));
@@ -204,18 +208,20 @@ export class Controller<T extends KubeObject = KubeObject> {
           error: message,
         });
         events.record(object, { type: "Warning", reason: error.reason, message });
-      } else if (abort.aborted) {
-        log.info("reconcile cancelled: {error}", { error: message });
+      } else if (abort.aborted || error instanceof NotLeaderError) {
+        // Leadership ended: the next leader (maybe us again) reconciles everything anew.
+        log.debug("reconcile cancelled: {error}", { error: message });
       } else {
         const delay = error instanceof TemporaryError && error.retryAfterMs !== undefined
           ? (queue.addAfter(key, error.retryAfterMs), error.retryAfterMs)
           : queue.addRateLimited(key);
-        // Conflicts are routine (a newer version exists); they retry quietly.
+        // Conflicts are routine (a newer version exists); they retry quietly. Other failures are
+        // logged once per cause per interval: in an outage every object fails the same way.
         const routine = isApiError(error, 409);
-        log[routine ? "debug" : "warn"]("reconcile failed, retrying in {delay} ms: {error}", {
-          delay: Math.round(delay),
-          error: message,
-        });
+        const line = "reconcile of {object} failed, retrying in {delay} ms: {error}";
+        const properties = { object: key, delay: Math.round(delay), error: message };
+        if (routine) log.debug(line, properties);
+        else this.#warnings.warn(causeOf(error), line, properties);
         if (!routine) events.record(object, { type: "Warning", reason: "ReconcileError", message });
       }
     } finally {

@@ -6,7 +6,9 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { EVENT } from "../kube/kinds.ts";
+import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
+import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
 export interface EventInput {
   type: "Normal" | "Warning";
@@ -37,7 +39,7 @@ interface Aggregate {
 export class KubeEventRecorder implements EventRecorder {
   readonly #client: KubeClient;
   readonly #component: string;
-  readonly #log: Logger;
+  readonly #warnings: WarningThrottle;
   readonly #minIntervalMs: number;
   readonly #aggregates = new Map<string, Aggregate>();
   readonly #pending = new Set<Promise<void>>();
@@ -50,7 +52,7 @@ export class KubeEventRecorder implements EventRecorder {
   ) {
     this.#client = client;
     this.#component = options.component;
-    this.#log = options.log;
+    this.#warnings = new WarningThrottle(options.log);
     this.#minIntervalMs = options.minIntervalMs ?? 10_000;
   }
 
@@ -97,9 +99,8 @@ export class KubeEventRecorder implements EventRecorder {
     }
   }
 
-  /** Writes what is still pending and stops recording. */
-  async close(): Promise<void> {
-    this.#closed = true;
+  /** Writes the counts still waiting for their interval now, and waits for every write. */
+  async flush(): Promise<void> {
     for (const aggregate of this.#aggregates.values()) {
       if (aggregate.timer) {
         clearTimeout(aggregate.timer);
@@ -108,6 +109,27 @@ export class KubeEventRecorder implements EventRecorder {
       }
     }
     await Promise.all(this.#pending);
+  }
+
+  /** Forgets what is waiting to be written (leadership was lost: it is not ours to write). */
+  discard(): void {
+    for (const aggregate of this.#aggregates.values()) {
+      clearTimeout(aggregate.timer);
+      aggregate.timer = undefined;
+      aggregate.count = aggregate.written;
+    }
+  }
+
+  /** Writes what is still pending and stops recording. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.flush();
+  }
+
+  /** Events are best effort: failures are logged once per cause, refusals by the fence not at all. */
+  #failed(error: unknown, message: string, properties: Record<string, unknown>): void {
+    if (error instanceof NotLeaderError) return;
+    this.#warnings.warn(causeOf(error), message, properties);
   }
 
   #track(promise: Promise<void>): void {
@@ -140,7 +162,7 @@ export class KubeEventRecorder implements EventRecorder {
       } as KubeObject);
       aggregate.written = 1;
     } catch (error) {
-      this.#log.warn("could not record event {reason} on {object}: {error}", {
+      this.#failed(error, "could not record event {reason} on {object}: {error}", {
         reason: event.reason,
         object: `${meta.namespace}/${meta.name}`,
         error: (error as Error).message,
@@ -159,7 +181,7 @@ export class KubeEventRecorder implements EventRecorder {
       aggregate.written = count;
     } catch (error) {
       if (!isApiError(error, 404)) {
-        this.#log.warn("could not update event {name}: {error}", {
+        this.#failed(error, "could not update event {name}: {error}", {
           name: aggregate.name,
           error: (error as Error).message,
         });

@@ -5,10 +5,13 @@
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { ApiError, isApiError } from "../kube/errors.ts";
+import { NetworkError } from "../kube/network_error.ts";
 import type { Resource } from "../kube/resource.ts";
 import { ReconnectBackoff } from "./backoff.ts";
+import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./logging.ts";
 import { Store, type StoreChange } from "./store.ts";
+import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
 export interface InformerOptions {
   /** Only this namespace; all namespaces when absent. */
@@ -24,6 +27,8 @@ export interface InformerOptions {
   /** How often to look again for a kind that is not installed (its CRD missing); default 10 s. */
   missingKindRetryMs?: number;
   log: Logger;
+  /** Shared by all informers, so an outage is one warning per cause, not one per kind and retry. */
+  warnings?: WarningThrottle;
 }
 
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;
@@ -139,11 +144,18 @@ export class Informer<T extends KubeObject = KubeObject> {
           await sleep(this.#options.missingKindRetryMs ?? 10_000, signal);
           continue;
         }
+        if (error instanceof NetworkError && error.failure === "reset" && !needList) {
+          // The connection was replaced (the transport said why): watch again at once.
+          log.debug("watch ended with its connection; watching again", {});
+          continue;
+        }
         const delay = backoff.next(Date.now() - started);
-        log.warn("watch failed: {error}; retrying in {delay} ms", {
-          error: error instanceof Error ? error.message : String(error),
-          delay: Math.round(delay),
-        });
+        const message = error instanceof Error ? error.message : String(error);
+        (this.#options.warnings ?? new WarningThrottle(log)).warn(
+          causeOf(error),
+          "watch of {kind} failed: {error}; retrying in {delay} ms",
+          { kind: this.resource.kind, error: message, delay: Math.round(delay) },
+        );
         await sleep(delay, signal);
       }
     }
@@ -244,17 +256,4 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

@@ -8,6 +8,7 @@ import { type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
 import type { Logger } from "./logging.ts";
 import type { CacheReader } from "./store.ts";
+import { WarningThrottle } from "./warning_throttle.ts";
 
 export interface InformerPoolOptions {
   /** Watch only these namespaces (namespaced kinds); all when absent or empty. */
@@ -52,10 +53,12 @@ export class InformerPool {
   readonly #informers = new Map<string, Informer<KubeObject>[]>();
   #signal?: AbortSignal;
   readonly #runs: Promise<void>[] = [];
+  readonly #warnings: WarningThrottle;
 
   constructor(client: KubeClient, options: InformerPoolOptions) {
     this.#client = client;
     this.#options = options;
+    this.#warnings = new WarningThrottle(options.log);
   }
 
   /** The informers of `resource`, created on first use (and started, if the pool runs). */
@@ -70,6 +73,7 @@ export class InformerPool {
         new Informer(this.#client, resource, {
           namespace,
           log: this.#options.log,
+          warnings: this.#warnings,
           silenceTimeoutMs: this.#options.silenceTimeoutMs,
           missingKindRetryMs: this.#options.missingKindRetryMs,
         })

@@ -2,7 +2,7 @@
  * The shared event loop: starts the informers every plugin needs, waits for them to sync, runs the
  * controllers only while leader, serves metrics and probes, and shuts down gracefully.
  */
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { KeepAliveOptions, KubeClient, KubeObject } from "../kube/client.ts";
 import { Controller } from "./controller.ts";
 import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
 import { KubeEventRecorder } from "./events.ts";
@@ -44,6 +44,13 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Watches silent this long are restarted; see InformerOptions. */
   watchSilenceTimeoutMs?: number;
+  /**
+   * How the connection to the API server is checked. `/readyz` fails while requests get no
+   * answer; `/healthz` fails once that has lasted `unhealthyAfterMs` (default 60 s), so the
+   * kubelet restarts a process that cannot recover by itself. Longer rides out API server
+   * upgrades without restarts; shorter restarts sooner when something local is stuck.
+   */
+  connection?: KeepAliveOptions & { unhealthyAfterMs?: number };
   /** Workers per plugin that does not set its own `concurrency`; default 1. */
   concurrency?: number;
   /** The component name in Events; default `ptemplate-operator`. */
@@ -89,22 +96,6 @@ export class Manager {
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
     });
-    this.#events = new KubeEventRecorder(options.client, {
-      component: options.component ?? "ptemplate-operator",
-      log: rootLog("events"),
-    });
-    const metrics = new ControllerMetrics(this.registry);
-    this.controllers = options.plugins.map((plugin) =>
-      // The informer hands each plugin objects of the kind it declared in `for`.
-      new Controller(plugin as unknown as Plugin<KubeObject>, {
-        client: options.client,
-        pool: this.pool,
-        metrics,
-        events: this.#events,
-        log: rootLog("controller"),
-        concurrency: options.concurrency,
-      })
-    );
     if (options.leaderElection) {
       this.#elector = new LeaderElector(options.client, {
         ...options.leaderElection,
@@ -113,6 +104,25 @@ export class Manager {
         gauge: leaderGauge(this.registry),
       });
     }
+    // Everything that writes on the leader's behalf (children, status, Events, a plugin's own
+    // requests) goes through the fence: nothing is sent once leadership could have been lost.
+    const client = this.#elector ? options.client.fenced(this.#elector.fence) : options.client;
+    this.#events = new KubeEventRecorder(client, {
+      component: options.component ?? "ptemplate-operator",
+      log: rootLog("events"),
+    });
+    const metrics = new ControllerMetrics(this.registry);
+    this.controllers = options.plugins.map((plugin) =>
+      // The informer hands each plugin objects of the kind it declared in `for`.
+      new Controller(plugin as unknown as Plugin<KubeObject>, {
+        client,
+        pool: this.pool,
+        metrics,
+        events: this.#events,
+        log: rootLog("controller"),
+        concurrency: options.concurrency,
+      })
+    );
   }
 
   /** True while this instance runs the controllers. */
@@ -130,11 +140,23 @@ export class Manager {
     const readyz = new Checks();
     const healthz = new Checks();
     healthz.add("ping", () => undefined);
+    const health = this.#options.client.transport.health;
+    const unhealthyAfterMs = this.#options.connection?.unhealthyAfterMs ?? 60_000;
+    healthz.add("api-server", () => {
+      const down = health.unreachable();
+      if (!down || down.forMs < unhealthyAfterMs) return undefined;
+      return `no answer for ${Math.round(down.forMs / 1000)} s: ${down.error.message}`;
+    });
+    readyz.add("api-server", () => {
+      const down = health.unreachable();
+      return down && `no answer for ${Math.round(down.forMs / 1000)} s: ${down.error.message}`;
+    });
     readyz.add("informers-synced", () => {
       const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
       return pending.length ? `waiting for ${[...new Set(pending)].join(", ")}` : undefined;
     });
     const { metricsBind, healthBind } = this.#options;
+    let keepingAlive: Promise<void> | undefined;
     try {
       if (metricsBind && healthBind && metricsBind.port === healthBind.port && metricsBind.port) {
         const server = serveEndpoints(metricsBind, { metrics: this.registry, healthz, readyz });
@@ -167,6 +189,7 @@ export class Manager {
         }
       }
       this.pool.start(informers.signal);
+      keepingAlive = this.#options.client.keepAlive(informers.signal, this.#options.connection);
       this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
       await Promise.race([this.pool.synced(), abortPromise(signal)]);
       if (signal.aborted) return;
@@ -192,6 +215,7 @@ export class Manager {
     } finally {
       informers.abort();
       await this.pool.stopped();
+      await keepingAlive;
       await this.#events.close();
       await Promise.all(servers.map((s) => s.shutdown()));
       this.#log.info("stopped");
@@ -221,7 +245,9 @@ export class Manager {
     if (!running) return;
     running.stop.abort();
     if (reason === "lost") {
+      // Writes are refused already; what has not been written is not ours to write any more.
       running.abort.abort();
+      this.#events.discard();
     } else {
       const grace = this.#options.gracefulShutdownMs ?? 30_000;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -238,6 +264,8 @@ export class Manager {
       }
     }
     await running.done;
+    // Still the leader while draining: the Events of the last reconciles go out before the lease does.
+    if (reason === "shutdown") await this.#events.flush();
     if (this.#running === running) {
       this.#running = undefined;
       this.#options.onLeaderChange?.(false);

@@ -59,27 +59,38 @@ export function serveEndpoints(
   bind: { hostname: string; port: number },
   routes: { metrics?: Registry; healthz?: Checks; readyz?: Checks },
 ): EndpointServer {
+  // Each answer closes its connection: kubelets and scrapers open a new one per request anyway,
+  // and an idle keep-alive connection would hold the process open for its timeout after shutdown.
   const server = Deno.serve({ ...bind, onListen: () => {} }, (request) => {
-    const url = new URL(request.url);
-    const verbose = url.searchParams.has("verbose");
-    if (url.pathname === "/metrics" && routes.metrics) {
-      return new Response(routes.metrics.render(), {
-        headers: { "content-type": PROMETHEUS_CONTENT_TYPE },
-      });
-    }
-    const checks = url.pathname === "/healthz"
-      ? routes.healthz
-      : url.pathname === "/readyz"
-      ? routes.readyz
-      : undefined;
-    if (checks) {
-      const { status, body } = checks.respond(verbose);
-      return new Response(body, {
-        status,
-        headers: { "content-type": "text/plain; charset=utf-8" },
-      });
-    }
-    return new Response("not found\n", { status: 404 });
+    const response = route(request, routes);
+    response.headers.set("connection", "close");
+    return response;
   });
   return { port: server.addr.port, shutdown: () => server.shutdown() };
+}
+
+function route(
+  request: Request,
+  routes: { metrics?: Registry; healthz?: Checks; readyz?: Checks },
+): Response {
+  const url = new URL(request.url);
+  const verbose = url.searchParams.has("verbose");
+  if (url.pathname === "/metrics" && routes.metrics) {
+    return new Response(routes.metrics.render(), {
+      headers: { "content-type": PROMETHEUS_CONTENT_TYPE },
+    });
+  }
+  const checks = url.pathname === "/healthz"
+    ? routes.healthz
+    : url.pathname === "/readyz"
+    ? routes.readyz
+    : undefined;
+  if (checks) {
+    const { status, body } = checks.respond(verbose);
+    return new Response(body, {
+      status,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+    });
+  }
+  return new Response("not found\n", { status: 404 });
 }

@@ -79,7 +79,19 @@ export interface AuditEvent {
   };
   responseStatus?: { code: number };
   requestURI: string;
+  userAgent?: string;
+  /** RFC 3339 with microseconds, when the API server received the request. */
+  requestReceivedTimestamp: string;
 }
+
+/** The verbs that change something (a watch or a read never does). */
+export const WRITE_VERBS: ReadonlySet<string> = new Set([
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+]);
 
 export const DEFAULT_CONTROLLERS = [
   "garbage-collector-controller",

@@ -18,6 +18,10 @@ import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./cli/
 
 export const VERSION: string = denoJson.version;
 
+/** Client-side rate limit defaults: high enough not to slow a large start-up, low enough to bound a loop. */
+const DEFAULT_QPS = 200;
+const DEFAULT_BURST = 400;
+
 const CONNECTION: FlagSpecs = {
   kubeconfig: {
     kind: "string",
@@ -28,6 +32,16 @@ const CONNECTION: FlagSpecs = {
     kind: "string",
     placeholder: "NAME",
     help: "kubeconfig context (default: its current-context)",
+  },
+  "kube-api-qps": {
+    kind: "number",
+    placeholder: "QPS",
+    help: `requests per second to the API server, sustained (default ${DEFAULT_QPS})`,
+  },
+  "kube-api-burst": {
+    kind: "integer",
+    placeholder: "N",
+    help: `requests that may go at once after a quiet spell (default ${DEFAULT_BURST})`,
   },
 };
 
@@ -137,11 +151,18 @@ async function catalogFor(values: Record<string, unknown>) {
 }
 
 async function connect(values: Record<string, unknown>): Promise<KubeClient> {
+  const qps = (values["kube-api-qps"] as number | undefined) ?? DEFAULT_QPS;
+  const burst = (values["kube-api-burst"] as number | undefined) ?? DEFAULT_BURST;
+  if (!(qps > 0)) throw new UsageError(`--kube-api-qps must be above 0, not ${qps}`);
+  if (burst < 1) throw new UsageError(`--kube-api-burst must be at least 1, not ${burst}`);
   const config = await loadClusterConfig({
     kubeconfig: values.kubeconfig as string | undefined,
     context: values.context as string | undefined,
   });
-  return new KubeClient(config, { userAgent: `ptemplate-operator/${VERSION}` });
+  return new KubeClient(config, {
+    userAgent: `ptemplate-operator/${VERSION}`,
+    rateLimit: { qps, burst },
+  });
 }
 
 async function run(values: Record<string, unknown>): Promise<void> {

@@ -3,7 +3,7 @@
  * `--bool`, `--bool=false`, repeatable flags), refusing unknown flags and bad values by name.
  */
 
-export type FlagKind = "string" | "boolean" | "integer" | "list";
+export type FlagKind = "string" | "boolean" | "integer" | "number" | "list";
 
 export interface FlagSpec {
   kind: FlagKind;
@@ -86,6 +86,11 @@ export function parseFlags(
     if (spec.kind === "integer") {
       if (!/^-?\d+$/.test(raw)) {
         throw new UsageError(`--${name} takes a whole number, not "${raw}"`);
+      }
+      values[name] = Number(raw);
+    } else if (spec.kind === "number") {
+      if (!/^-?(\d+\.?\d*|\.\d+)$/.test(raw)) {
+        throw new UsageError(`--${name} takes a number, not "${raw}"`);
       }
       values[name] = Number(raw);
     } else if (spec.kind === "list") {

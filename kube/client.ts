@@ -4,6 +4,7 @@ import type { ClusterConfig } from "./cluster_config.ts";
 import { sleep } from "../util/sleep.ts";
 import { ApiError, apiErrorFrom } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
+import { type RateLimit, RateLimiter } from "./rate_limiter.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resource.ts";
 import { Transport } from "./transport.ts";
 import { type WatchEvent, watchEvents } from "./watch.ts";
@@ -76,6 +77,8 @@ export interface DeleteOptions extends RequestOptions {
   gracePeriodSeconds?: number;
   /** Only delete when the object still has this resourceVersion. */
   resourceVersion?: string;
+  /** Only delete when the object is still this one (not a namesake made since). */
+  uid?: string;
 }
 
 /**
@@ -95,6 +98,11 @@ export interface KeepAliveOptions {
 
 export interface ClientOptions {
   userAgent?: string;
+  /**
+   * Client-side rate limit for every request (`--kube-api-qps`, `--kube-api-burst`); none when
+   * absent. Fenced views share their client's limiter.
+   */
+  rateLimit?: RateLimit;
   /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
   maxRetries?: number;
   /**
@@ -113,6 +121,20 @@ const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Request counts by method and code (and host), as `rest_client_requests_total` reports them. */
 export class RequestCounter {
   readonly #counts = new Map<string, number>();
+  readonly #waitListeners = new Set<
+    (sample: { verb: string; host: string; seconds: number }) => void
+  >();
+
+  /** Told how long each request waited for the rate limiter (`rest_client_rate_limiter_duration_seconds`). */
+  onRateLimiterWait(
+    listener: (sample: { verb: string; host: string; seconds: number }) => void,
+  ): void {
+    this.#waitListeners.add(listener);
+  }
+
+  recordWait(sample: { verb: string; host: string; seconds: number }): void {
+    for (const listener of this.#waitListeners) listener(sample);
+  }
 
   record(sample: { method: string; code: number; host: string }): void {
     const key = JSON.stringify([sample.code, sample.method, sample.host]);
@@ -140,7 +162,9 @@ const SHARED = Symbol("shared");
 interface Shared {
   transport: Transport;
   requests: RequestCounter;
-  fence: WriteFence;
+  limiter?: RateLimiter;
+  fence?: WriteFence;
+  urgent?: boolean;
 }
 
 /** One client per cluster identity; share it, and `close()` it when done. */
@@ -150,12 +174,21 @@ export class KubeClient {
   readonly #options: ClientOptions;
   readonly #host: string;
   readonly #fence?: WriteFence;
+  readonly #limiter?: RateLimiter;
+  readonly #urgent: boolean;
+  /** Views share the connection of the client they came from, which alone closes it. */
+  readonly #view: boolean;
 
   constructor(config: ClusterConfig, options: ClientOptions = {}) {
     const shared = (options as { [SHARED]?: Shared })[SHARED];
     this.transport = shared?.transport ?? new Transport(config);
     this.requests = shared?.requests ?? new RequestCounter();
+    this.#limiter = shared
+      ? shared.limiter
+      : options.rateLimit && new RateLimiter(options.rateLimit);
     this.#fence = shared?.fence;
+    this.#urgent = shared?.urgent ?? false;
+    this.#view = shared !== undefined;
     this.#options = options;
     this.#host = new URL(config.server).host;
   }
@@ -165,7 +198,25 @@ export class KubeClient {
    * the runtime hands to work that only a leader may do. Reads and watches are not fenced.
    */
   fenced(fence: WriteFence): KubeClient {
-    const shared: Shared = { transport: this.transport, requests: this.requests, fence };
+    return this.#derive({ fence, urgent: this.#urgent });
+  }
+
+  /**
+   * The same client whose requests go before others waiting for the rate limiter (they still
+   * count against it): for traffic with a deadline to keep, like lease renewals, which must not
+   * queue behind a backlog of writes.
+   */
+  urgent(): KubeClient {
+    return this.#derive({ fence: this.#fence, urgent: true });
+  }
+
+  #derive(parts: Pick<Shared, "fence" | "urgent">): KubeClient {
+    const shared: Shared = {
+      transport: this.transport,
+      requests: this.requests,
+      limiter: this.#limiter,
+      ...parts,
+    };
     const options: ClientOptions & { [SHARED]: Shared } = { ...this.#options, [SHARED]: shared };
     return new KubeClient(this.transport.config, options);
   }
@@ -175,9 +226,9 @@ export class KubeClient {
     return this.transport.config.namespace;
   }
 
-  /** Closes the connection; a fenced view leaves that to the client it came from. */
+  /** Closes the connection; a view leaves that to the client it came from. */
   close(): void {
-    if (!this.#fence) this.transport.close();
+    if (!this.#view) this.transport.close();
   }
 
   /**
@@ -343,8 +394,8 @@ export class KubeClient {
 
   async delete(resource: Resource, name: string, options: DeleteOptions = {}): Promise<void> {
     const path = resourcePath(resource, { namespace: this.#ns(resource, options.namespace), name });
-    const preconditions = options.resourceVersion
-      ? { resourceVersion: options.resourceVersion }
+    const preconditions = options.resourceVersion || options.uid
+      ? { resourceVersion: options.resourceVersion, uid: options.uid }
       : undefined;
     await this.request("DELETE", path, {
       ...options,
@@ -417,6 +468,10 @@ export class KubeClient {
     const deadline = timeoutMs ? performance.now() + timeoutMs : Infinity;
     let reauthenticated = false;
     for (let attempt = 0;; attempt++) {
+      if (this.#limiter) {
+        const seconds = await this.#limiter.wait(init.signal, { urgent: this.#urgent });
+        this.requests.recordWait({ verb: method, host: this.#host, seconds });
+      }
       const headers = new Headers({ accept: "application/json" });
       if (this.#options.userAgent) headers.set("user-agent", this.#options.userAgent);
       if (init.body !== undefined) {

@@ -58,6 +58,7 @@ export class ControllerMetrics {
   readonly queueRetries: Counter;
   readonly queueDuration: Histogram;
   readonly workDuration: Histogram;
+  readonly writeLoops: Counter;
 
   constructor(readonly registry: Registry) {
     this.reconcileTotal = registry.counter(
@@ -109,6 +110,11 @@ export class ControllerMetrics {
       ["name"],
       QUEUE_BUCKETS,
     );
+    this.writeLoops = registry.counter(
+      "controller_write_loops_detected_total",
+      "Write loops stopped by the runtime: a child or status rewritten again and again without a spec change",
+      ["controller", "kind"],
+    );
   }
 
   /** Hooks a work queue named `name` to the workqueue_* metrics. */
@@ -134,6 +140,13 @@ export function exposeRequestCounts(registry: Registry, requests: RequestCounter
     "Number of HTTP requests, partitioned by status code, method, and host",
     ["code", "method", "host"],
   );
+  const waits = registry.histogram(
+    "rest_client_rate_limiter_duration_seconds",
+    "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    ["verb", "host"],
+    [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+  );
+  requests.onRateLimiterWait(({ verb, host, seconds }) => waits.observe({ verb, host }, seconds));
   registry.onCollect(() => {
     for (const sample of requests.samples()) {
       const labels = {

@@ -1,0 +1,98 @@
+/**
+ * `--kube-api-qps` and `--kube-api-burst` bound every request the operator makes: 100 Ptemplates
+ * converge, and no one-second window of the API server's audit log holds more of our requests
+ * than the burst.
+ */
+import { expect } from "expect";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/client.ts";
+import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { spawnOperator } from "./fixtures/operator_command.ts";
+
+const COUNT = 100;
+const QPS = 5;
+const BURST = 10;
+
+await integrationTest("a client-side rate limit bounds every request", {
+  audit: true,
+  crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "qps" } });
+  const operator = spawnOperator([
+    `--kubeconfig=${plane.adminKubeconfigPath}`,
+    `--kube-api-qps=${QPS}`,
+    `--kube-api-burst=${BURST}`,
+    "--leader-elect",
+    "--leader-election-namespace=default",
+    "--metrics-bind-address=127.0.0.1:0",
+    "--health-probe-bind-address=0",
+    "--log-format=json",
+  ]);
+  const lines: Record<string, unknown>[] = [];
+  const follow = (async () => {
+    let buffered = "";
+    for await (const chunk of operator.stderr.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      const parts = buffered.split("\n");
+      buffered = parts.pop()!;
+      for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
+    }
+  })();
+  void operator.stdout.cancel();
+
+  try {
+    await step(`${COUNT} Ptemplates converge at ${QPS} requests a second`, async () => {
+      for (let i = 0; i < COUNT; i++) {
+        await admin.create(PTEMPLATE, {
+          metadata: { name: `pt-${i}`, namespace: "qps" },
+          spec: { selector: { pool: "qps" } },
+        });
+      }
+      await eventually(async () => {
+        const [modules, daemonSets, pts] = await Promise.all([
+          admin.list(MODULE, { namespace: "qps" }),
+          admin.list(DAEMON_SET, { namespace: "qps" }),
+          admin.list<Ptemplate & Unstructured>(PTEMPLATE, { namespace: "qps" }),
+        ]);
+        expect(modules.items).toHaveLength(COUNT);
+        expect(daemonSets.items).toHaveLength(COUNT);
+        expect(pts.items.filter((pt) => pt.status?.observedGeneration === 1)).toHaveLength(COUNT);
+      }, { timeoutMs: 300_000, intervalMs: 2_000 });
+    });
+
+    await step(`no second holds more than ${BURST} of our requests`, async () => {
+      const ours = (await plane.auditEvents())
+        .filter((e) => e.userAgent?.startsWith("ptemplate-operator/"))
+        .map((e) => Date.parse(e.requestReceivedTimestamp))
+        .sort((a, b) => a - b);
+      let busiest = 0;
+      for (let i = 0, j = 0; i < ours.length; i++) {
+        while (ours[i] - ours[j] >= 1_000) j++;
+        busiest = Math.max(busiest, i - j + 1);
+      }
+      const seconds = (ours.at(-1)! - ours[0]) / 1000;
+      console.error(
+        `    ${ours.length} requests in ${
+          Math.round(seconds)
+        } s; the busiest second held ${busiest}`,
+      );
+      expect(ours.length).toBeGreaterThan(3 * COUNT);
+      expect(busiest).toBeLessThanOrEqual(BURST);
+      // The waits are exported under client-go's name.
+      const port = lines.find((l) => l.what === "metrics")!.port as number;
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toMatch(
+        /^rest_client_rate_limiter_duration_seconds_count\{verb="PATCH",host="127\.0\.0\.1:\d+"\} [1-9]/m,
+      );
+    });
+  } finally {
+    operator.kill("SIGTERM");
+    const status = await operator.status;
+    await follow;
+    expect(status.code).toBe(0);
+  }
+});

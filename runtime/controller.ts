@@ -1,18 +1,13 @@
 /**
- * Runs one plugin: turns informer changes into queue keys, runs reconciles on workers, and makes
- * the returned Outcome true (apply children, prune, write status), writing only what differs.
+ * Runs one plugin: turns informer changes into queue keys, runs reconciles on workers, and hands
+ * each Outcome to the applier, which writes only what differs and only what the parent controls.
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
+import { Applier, childId } from "./applier.ts";
+import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
-import {
-  childUpToDate,
-  controlledBy,
-  isSubset,
-  PLUGIN_LABEL,
-  stampChild,
-} from "./desired_state.ts";
 import type { EventRecorder } from "./events.ts";
 import type { InformerPool } from "./informer_pool.ts";
 import { NotLeaderError } from "./leader_election.ts";
@@ -20,6 +15,7 @@ import type { Logger } from "./logging.ts";
 import {
   type ObjectRef,
   type Outcome,
+  ownedKinds,
   PermanentError,
   type Plugin,
   type ReconcileContext,
@@ -28,6 +24,7 @@ import {
 import { objectKey, splitKey, type StoreChange } from "./store.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 import { WorkQueue } from "./work_queue.ts";
+import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
   client: KubeClient;
@@ -35,6 +32,9 @@ export interface ControllerDeps {
   metrics: ControllerMetrics;
   events: EventRecorder;
   log: Logger;
+  /** Shared by the plugins of one process, so each can report what the others could not write. */
+  problems: ChildProblems;
+  guard: WriteLoopGuard;
   /** Workers when the plugin does not say; default 1. */
   concurrency?: number;
 }
@@ -53,6 +53,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
   readonly #warnings: WarningThrottle;
+  readonly #applier: Applier;
+  /** Names taken by objects we do not control (`childId`), and the parents that want them. */
+  readonly #blocked = new Map<string, Set<string>>();
   #queue?: WorkQueue;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
@@ -61,19 +64,32 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#deps = deps;
     this.#log = deps.log.with({ controller: plugin.name });
     this.#warnings = new WarningThrottle(this.#log);
+    const owned = ownedKinds(plugin);
+    this.#applier = new Applier({
+      name: plugin.name,
+      for: plugin.for,
+      owns: owned,
+      client: deps.client,
+      pool: deps.pool,
+      events: deps.events,
+      metrics: deps.metrics,
+      guard: deps.guard,
+    });
     const { pool } = deps;
     pool.onChange<T>(plugin.for, (change) => {
       if (!plugin.filter || plugin.filter(change)) this.#enqueue(objectKey(change.object));
     });
-    for (const owned of plugin.owns ?? []) {
-      pool.onChange(owned, (change) => this.#enqueueOwner(change));
+    for (const { resource } of owned) {
+      pool.onChange(resource, (change) => {
+        this.#enqueueOwner(change);
+        this.#enqueueBlocked(resource, change.object);
+      });
     }
-    for (
-      const resource of [
-        ...(plugin.owns ?? []),
-        ...(plugin.watches ?? []).map((w) => w.resource),
-      ]
-    ) {
+    const related = [
+      ...owned.map((o) => o.resource),
+      ...(plugin.watches ?? []).map((w) => w.resource),
+    ];
+    for (const resource of related) {
       for (const informer of pool.informers(resource)) {
         // When a missing kind (CRD) appears, every object must be looked at again.
         informer.onInstalled(() => this.enqueueAll());
@@ -95,6 +111,11 @@ export class Controller<T extends KubeObject = KubeObject> {
         }
       });
     }
+    // Another plugin could not write one of our objects' children: its status may say so.
+    deps.problems.onChange((parent, by) => {
+      const [kind, key] = splitParent(parent);
+      if (kind === plugin.for.kind && by !== plugin.name) this.#enqueue(key);
+    });
   }
 
   /** Queues every cached object of the plugin's kind (start of leadership, resync). */
@@ -143,6 +164,19 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** An object in the way of some parent changed or went: those parents look again. */
+  #enqueueBlocked(resource: Resource, object: KubeObject): void {
+    const id = childId(
+      resource,
+      resource.namespaced ? object.metadata?.namespace : undefined,
+      object.metadata?.name ?? "",
+    );
+    const parents = this.#blocked.get(id);
+    if (!parents) return;
+    this.#blocked.delete(id);
+    for (const parent of parents) this.#enqueue(parent);
+  }
+
   async #worker(queue: WorkQueue, abort: AbortSignal): Promise<void> {
     for (;;) {
       const key = await queue.get();
@@ -159,13 +193,16 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   async #process(queue: WorkQueue, key: string, abort: AbortSignal): Promise<void> {
-    const { metrics, pool, client, events } = this.#deps;
+    const { metrics, pool, client, events, problems } = this.#deps;
     const { namespace, name } = splitKey(key);
+    const parentId = `${this.plugin.for.kind}|${key}`;
     const object = pool.cache<T>(this.plugin.for).get(namespace, name);
     if (!object || object.metadata?.deletionTimestamp) {
       // Gone or going: owner references let the garbage collector remove the children.
       queue.forget(key);
       if (!object) {
+        problems.forget(parentId);
+        this.#deps.guard.forget(`${key}|`);
         try {
           this.plugin.onDeleted?.({ namespace, name }, {
             log: this.#log,
@@ -182,6 +219,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       client,
       cache: (resource) => pool.cache(resource),
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
+      problems: () => problems.get(parentId),
       log,
       events,
       metrics: metrics.registry,
@@ -191,11 +229,35 @@ export class Controller<T extends KubeObject = KubeObject> {
     let result: "success" | "error" | "requeue_after" = "success";
     try {
       const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
-      if (outcome.children) await this.#applyChildren(object, outcome.children, abort, log);
-      if (outcome.status) await this.#applyStatus(object, outcome.status, abort, log);
+      let retryInMs: number | undefined;
+      if (outcome.children) {
+        const applied = await this.#applier.applyChildren(object, outcome.children, abort, log);
+        problems.set(parentId, this.name, applied.problems);
+        for (const id of applied.blocked) {
+          const parents = this.#blocked.get(id) ?? new Set<string>();
+          this.#blocked.set(id, parents.add(key));
+        }
+        retryInMs = applied.retryInMs;
+        const refused = applied.problems.filter((p) => p.reason !== "WriteLoopDetected");
+        if (refused.length && retryInMs === undefined) {
+          // Reported already (Events, problems); looked at again when the parent or the object
+          // in the way changes, not before.
+          queue.forget(key);
+          result = "error";
+          metrics.reconcileErrors.inc({ controller: this.name });
+          return;
+        }
+      }
+      if (outcome.status) {
+        const status = await this.#applier.applyStatus(object, outcome.status, abort);
+        if (status.retryInMs !== undefined) {
+          retryInMs = Math.min(retryInMs ?? Infinity, status.retryInMs);
+        }
+      }
       queue.forget(key);
-      if (outcome.requeueAfterMs !== undefined && outcome.requeueAfterMs >= 0) {
-        queue.addAfter(key, outcome.requeueAfterMs);
+      const after = Math.min(outcome.requeueAfterMs ?? Infinity, retryInMs ?? Infinity);
+      if (Number.isFinite(after) && after >= 0) {
+        queue.addAfter(key, after);
         result = "requeue_after";
       }
     } catch (error) {
@@ -217,7 +279,7 @@ export class Controller<T extends KubeObject = KubeObject> {
           : queue.addRateLimited(key);
         // Conflicts are routine (a newer version exists); they retry quietly. Other failures are
         // logged once per cause per interval: in an outage every object fails the same way.
-        const routine = isApiError(error, 409);
+        const routine = isApiError(error, 409) || isApiError((error as Error).cause, 409);
         const line = "reconcile of {object} failed, retrying in {delay} ms: {error}";
         const properties = { object: key, delay: Math.round(delay), error: message };
         if (routine) log.debug(line, properties);
@@ -232,127 +294,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       );
     }
   }
+}
 
-  /** Our write's result into the shared cache (see Informer.observe). */
-  #observe(resource: Resource, object: KubeObject): void {
-    for (const informer of this.#deps.pool.informers(resource)) informer.observe(object);
-  }
-
-  #ownedResource(child: KubeObject): Resource {
-    const resource = (this.plugin.owns ?? []).find((r) =>
-      sameKind(r, child.apiVersion, child.kind)
-    );
-    if (!resource) {
-      throw new PermanentError(
-        `${this.name} returned a ${child.apiVersion} ${child.kind}, which is not in its owns list`,
-        { reason: "PluginError" },
-      );
-    }
-    return resource;
-  }
-
-  async #applyChildren(
-    parent: T,
-    children: KubeObject[],
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> {
-    const { pool, client, events } = this.#deps;
-    const wanted = new Set<string>();
-    for (const child of children) {
-      const resource = this.#ownedResource(child);
-      if (!pool.informers(resource).every((i) => i.installed)) {
-        throw new TemporaryError(
-          `${resource.kind} (${
-            apiVersionOf(resource)
-          }) is not served by the API server; is its CRD installed?`,
-          { retryAfterMs: 30_000 },
-        );
-      }
-      const stamped = await stampChild(child, parent, this.name);
-      const meta = stamped.metadata!;
-      wanted.add(`${resource.kind}/${meta.namespace ?? ""}/${meta.name}`);
-      const cached = pool.cache(resource).get(
-        resource.namespaced ? meta.namespace : undefined,
-        meta.name!,
-      );
-      if (childUpToDate(stamped, cached)) continue;
-      const applied = await client.apply(resource, stamped, {
-        fieldManager: this.name,
-        force: true,
-        signal,
-      });
-      this.#observe(resource, applied);
-      const verb = cached ? "Updated" : "Created";
-      log.info("{verb} {kind} {child}", {
-        verb: verb.toLowerCase(),
-        kind: resource.kind,
-        child: meta.name,
-      });
-      events.record(parent, {
-        type: "Normal",
-        reason: verb,
-        message: `${verb} ${resource.kind} ${meta.name}`,
-      });
-    }
-    const uid = parent.metadata!.uid!;
-    for (const resource of this.plugin.owns ?? []) {
-      for (const child of pool.cache(resource).ownedBy(uid)) {
-        const meta = child.metadata!;
-        if (!controlledBy(child, uid) || meta.labels?.[PLUGIN_LABEL] !== this.name) continue;
-        if (wanted.has(`${resource.kind}/${meta.namespace ?? ""}/${meta.name}`)) continue;
-        try {
-          await client.delete(resource, meta.name!, {
-            namespace: meta.namespace,
-            propagationPolicy: "Background",
-            signal,
-          });
-        } catch (error) {
-          if (!isApiError(error, 404)) throw error;
-        }
-        log.info("deleted {kind} {child}, no longer desired", {
-          kind: resource.kind,
-          child: meta.name,
-        });
-        events.record(parent, {
-          type: "Normal",
-          reason: "Deleted",
-          message: `Deleted ${resource.kind} ${meta.name}, no longer desired`,
-        });
-      }
-    }
-  }
-
-  async #applyStatus(
-    parent: T,
-    status: Record<string, unknown>,
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> {
-    const desired = { ...status, observedGeneration: parent.metadata?.generation };
-    const current = (parent as { status?: unknown }).status;
-    if (isSubset(desired, current)) return;
-    const meta = parent.metadata!;
-    try {
-      const written = await this.#deps.client.apply(this.plugin.for, {
-        apiVersion: parent.apiVersion,
-        kind: parent.kind,
-        metadata: { name: meta.name, namespace: meta.namespace },
-        status: desired,
-      } as KubeObject, { subresource: "status", fieldManager: this.name, force: true, signal });
-      this.#observe(this.plugin.for, written);
-    } catch (error) {
-      // Server-side apply refuses fields the schema does not declare; retrying cannot help.
-      if (error instanceof Error && /not declared in schema/.test(error.message)) {
-        throw new PermanentError(
-          `${this.plugin.for.kind} status could not be written: ${error.message}. Declare every ` +
-            `status field the plugin returns in the CRD's status schema, and observedGeneration ` +
-            `(integer), which the runtime adds`,
-          { reason: "StatusSchemaMismatch", cause: error },
-        );
-      }
-      throw error;
-    }
-    log.debug("wrote status");
-  }
+/** `Kind|namespace/name` → [Kind, namespace/name]. */
+function splitParent(parent: string): [string, string] {
+  const bar = parent.indexOf("|");
+  return [parent.slice(0, bar), parent.slice(bar + 1)];
 }

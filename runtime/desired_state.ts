@@ -51,6 +51,26 @@ export function isSubset(desired: unknown, actual: unknown): boolean {
   return desired === actual;
 }
 
+/**
+ * The first place (a dotted path) where `desired` is not a subset of `actual`, or undefined when
+ * it is one: what a write would change.
+ */
+export function differingPath(desired: unknown, actual: unknown, path = ""): string | undefined {
+  if (isSubset(desired, actual)) return undefined;
+  if (desired && typeof desired === "object" && actual && typeof actual === "object") {
+    if (Array.isArray(desired) !== Array.isArray(actual)) return path || ".";
+    if (Array.isArray(desired) && desired.length !== (actual as unknown[]).length) {
+      return path || ".";
+    }
+    for (const [key, value] of Object.entries(desired)) {
+      const child = Array.isArray(desired) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      const found = differingPath(value, (actual as Record<string, unknown>)[key], child);
+      if (found) return found;
+    }
+  }
+  return path || ".";
+}
+
 /** The controller owner reference to `parent`. */
 export function controllerReference(parent: KubeObject): NonNullable<
   NonNullable<KubeObject["metadata"]>["ownerReferences"]
@@ -111,9 +131,4 @@ export function childUpToDate(
     (stampedMeta?.ownerReferences ?? []).every((ref) =>
       (cached.metadata?.ownerReferences ?? []).some((c) => isSubset(ref, c))
     );
-}
-
-/** True when the controller owner reference of `child` points at `uid`. */
-export function controlledBy(child: KubeObject, uid: string): boolean {
-  return (child.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid);
 }

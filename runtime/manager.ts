@@ -3,6 +3,7 @@
  * controllers only while leader, serves metrics and probes, and shuts down gracefully.
  */
 import type { KeepAliveOptions, KubeClient, KubeObject } from "../kube/client.ts";
+import { ChildProblems } from "./child_problems.ts";
 import { Controller } from "./controller.ts";
 import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
 import { KubeEventRecorder } from "./events.ts";
@@ -12,6 +13,7 @@ import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
 import type { AnyPlugin, Plugin } from "./plugin.ts";
 import { Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
+import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -51,6 +53,8 @@ export interface ManagerOptions {
    * upgrades without restarts; shorter restarts sooner when something local is stuck.
    */
   connection?: KeepAliveOptions & { unhealthyAfterMs?: number };
+  /** When a child or status rewritten again and again counts as a loop; see WriteLoopGuard. */
+  writeLoopGuard?: WriteLoopGuardOptions;
   /** Workers per plugin that does not set its own `concurrency`; default 1. */
   concurrency?: number;
   /** The component name in Events; default `ptemplate-operator`. */
@@ -97,7 +101,8 @@ export class Manager {
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
     });
     if (options.leaderElection) {
-      this.#elector = new LeaderElector(options.client, {
+      // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.
+      this.#elector = new LeaderElector(options.client.urgent(), {
         ...options.leaderElection,
         identity: options.leaderElection.identity ?? defaultIdentity(),
         log: rootLog("leader-election"),
@@ -112,6 +117,8 @@ export class Manager {
       log: rootLog("events"),
     });
     const metrics = new ControllerMetrics(this.registry);
+    const problems = new ChildProblems();
+    const guard = new WriteLoopGuard(options.writeLoopGuard);
     this.controllers = options.plugins.map((plugin) =>
       // The informer hands each plugin objects of the kind it declared in `for`.
       new Controller(plugin as unknown as Plugin<KubeObject>, {
@@ -120,6 +127,8 @@ export class Manager {
         metrics,
         events: this.#events,
         log: rootLog("controller"),
+        problems,
+        guard,
         concurrency: options.concurrency,
       })
     );

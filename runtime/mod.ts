@@ -1,5 +1,7 @@
 /** The shared event loop: informers, queues, controllers, leader election, metrics, probes, logs. */
+export * from "./applier.ts";
 export * from "./backoff.ts";
+export * from "./child_problems.ts";
 export * from "./conditions.ts";
 export * from "./controller.ts";
 export * from "./controller_metrics.ts";
@@ -12,7 +14,10 @@ export * from "./leader_election.ts";
 export * from "./logging.ts";
 export * from "./manager.ts";
 export * from "./metrics.ts";
+export * from "./ownership.ts";
 export * from "./plugin.ts";
 export * from "./probes.ts";
 export * from "./store.ts";
+export * from "./warning_throttle.ts";
 export * from "./work_queue.ts";
+export * from "./write_loop_guard.ts";

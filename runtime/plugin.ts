@@ -12,6 +12,33 @@ export interface ObjectRef {
   name: string;
 }
 
+/** A kind a plugin creates, and how the runtime may treat existing objects of it. */
+export interface OwnedKind {
+  resource: Resource;
+  /**
+   * Take over an object named like a child that has no controller (adding our controller
+   * reference) instead of reporting it; default false. Only for kinds whose objects people
+   * create by hand expecting the operator to take them on.
+   */
+  adopt?: boolean;
+  /**
+   * When an apply is refused because an immutable field must change (a DaemonSet's selector),
+   * delete the child and create it anew, with an Event; default false. Its dependents (a
+   * DaemonSet's pods) are deleted and recreated with it.
+   */
+  recreateOnImmutableChange?: boolean;
+}
+
+/** What went wrong with a child of one parent: another plugin of the same kind can report it. */
+export interface ChildProblem {
+  /** The plugin that could not write it. */
+  plugin: string;
+  kind: string;
+  name: string;
+  reason: "ChildOwnedElsewhere" | "ChildNameTaken" | "ChildRefused" | "WriteLoopDetected";
+  message: string;
+}
+
 /** Another kind whose changes should reconcile some objects of the plugin's kind. */
 export interface Watch<W extends KubeObject = KubeObject> {
   resource: Resource;
@@ -47,6 +74,12 @@ export interface ReconcileContext {
   cache<R extends KubeObject>(resource: Resource): CacheReader<R>;
   /** True when the API server serves this kind (e.g. its CRD is installed). */
   installed(resource: Resource): boolean;
+  /**
+   * The object's children that its plugins could not write at their last attempt (a name taken
+   * by someone else's object, a refusal by the API server, a write loop); a change to these
+   * reconciles the object again, so a status plugin can report them.
+   */
+  problems(): ChildProblem[];
   log: Logger;
   events: EventRecorder;
   metrics: Registry;
@@ -62,8 +95,11 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
   name: string;
   /** The kind it reconciles. */
   for: Resource;
-  /** Kinds it creates; their changes reconcile the controlling owner. */
-  owns?: Resource[];
+  /**
+   * Kinds it creates; their changes reconcile the controlling owner. A kind alone, or with
+   * options (`{ resource, adopt, recreateOnImmutableChange }`).
+   */
+  owns?: (Resource | OwnedKind)[];
   /** Other kinds whose changes reconcile objects through a mapping function. */
   watches?: Watch[];
   /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
@@ -123,6 +159,11 @@ export class TemporaryError extends Error {
     super(message, { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/** The plugin's owned kinds, each with its options. */
+export function ownedKinds(plugin: Pick<PluginSpec, "owns">): OwnedKind[] {
+  return (plugin.owns ?? []).map((owned) => "resource" in owned ? owned : { resource: owned });
 }
 
 /** A filter that passes creations, deletions and spec changes, not status-only updates. */

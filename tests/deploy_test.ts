@@ -178,6 +178,16 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
           expect(gone.code).toBe(404);
         }
       });
+      // A hand edit of the DaemonSet is put back (the rule's daemonsets `patch`).
+      await admin.patch(kinds.DAEMON_SET, "consumer-pod-consumer", {
+        spec: { template: { spec: { containers: [{ name: "consumer", image: "hand/edit:0" }] } } },
+      }, { namespace: "demo" });
+      await eventually(async () => {
+        const ds = await admin.get<Unstructured>(kinds.DAEMON_SET, "consumer-pod-consumer", {
+          namespace: "demo",
+        });
+        expect(JSON.stringify(ds.spec)).not.toContain("hand/edit");
+      });
       // A repeated event is aggregated (the rule's events `patch`): edit the Module twice.
       for (const image of ["hand/edit:1", "hand/edit:2"]) {
         await admin.patch(MODULE, "consumer-pod", {

@@ -8,7 +8,7 @@ function example(file: string): Ptemplate {
   const pt = parse(
     Deno.readTextFileSync(new URL(`../examples/${file}`, import.meta.url)),
   ) as Ptemplate;
-  return { ...pt, metadata: { ...pt.metadata, namespace: "demo" } };
+  return { ...pt, metadata: { ...pt.metadata, namespace: "demo", uid: "0b5e-uid" } };
 }
 
 Deno.test("moduleFor: the seed example, field by field", () => {
@@ -57,9 +57,10 @@ Deno.test("daemonSetFor: the seed example, field by field", () => {
     kind: "DaemonSet",
     metadata: { name: "consumer-pod-consumer", namespace: "demo", labels: { app: "consumer-pod" } },
     spec: {
-      selector: { matchLabels: { app: "consumer-pod" } },
+      // Pods are selected by the Ptemplate's UID, not by `app`, which anyone may put on a pod.
+      selector: { matchLabels: { "pt.example.com/ptemplate-uid": "0b5e-uid" } },
       template: {
-        metadata: { labels: { app: "consumer-pod" } },
+        metadata: { labels: { app: "consumer-pod", "pt.example.com/ptemplate-uid": "0b5e-uid" } },
         spec: {
           nodeSelector: { "node-role.kubernetes.io/worker": "worker" },
           imagePullSecrets: [{ name: "pt-char-pull-secret" }],
@@ -80,7 +81,7 @@ Deno.test("daemonSetFor: the seed example, field by field", () => {
 
 Deno.test("daemonSetFor: no pull secret when none is given (the original crashed here)", () => {
   const ds = daemonSetFor({
-    metadata: { name: "b", namespace: "n" },
+    metadata: { name: "b", namespace: "n", uid: "u" },
     spec: { selector: { a: "b" }, consumer: "r/x:1" },
   });
   expect(ds.spec!.template.spec!.imagePullSecrets).toBeUndefined();

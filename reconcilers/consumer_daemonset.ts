@@ -6,6 +6,13 @@ import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 /** The extended resource the device plugin advertises. */
 export const DEVICE_RESOURCE = "example.com/ptemplate";
 
+/**
+ * The label the consumer DaemonSet selects its pods by: the Ptemplate's UID, so no pod that
+ * merely carries `app: <name>` (which anyone may set) is adopted, or deleted, by the DaemonSet
+ * controller, and a Ptemplate deleted and made again under the same name starts afresh.
+ */
+export const PTEMPLATE_UID_LABEL = "pt.example.com/ptemplate-uid";
+
 export function consumerDaemonSetName(pt: Ptemplate): string {
   return `${pt.metadata!.name}-consumer`;
 }
@@ -13,15 +20,17 @@ export function consumerDaemonSetName(pt: Ptemplate): string {
 /** The consumer DaemonSet a Ptemplate wants. */
 export function daemonSetFor(pt: Ptemplate): DaemonSet {
   const spec = effectiveSpec(pt.spec);
-  const labels = { app: pt.metadata!.name! };
+  const app = { app: pt.metadata!.name! };
+  const selector = { [PTEMPLATE_UID_LABEL]: pt.metadata!.uid! };
   return {
     apiVersion: "apps/v1",
     kind: "DaemonSet",
-    metadata: { name: consumerDaemonSetName(pt), namespace: pt.metadata!.namespace, labels },
+    metadata: { name: consumerDaemonSetName(pt), namespace: pt.metadata!.namespace, labels: app },
     spec: {
-      selector: { matchLabels: labels },
+      selector: { matchLabels: selector },
       template: {
-        metadata: { labels },
+        // `app` for people's habits (kubectl get pods -l app=<name>); the selector is the UID.
+        metadata: { labels: { ...app, ...selector } },
         spec: {
           nodeSelector: { ...spec.selector },
           // Only when given: the original crashed dereferencing a missing secret.
@@ -44,6 +53,8 @@ export function daemonSetFor(pt: Ptemplate): DaemonSet {
 export const consumerDaemonSetPlugin = definePlugin<Ptemplate>({
   name: "consumer-daemonset",
   for: PTEMPLATE,
-  owns: [DAEMON_SET],
+  // Selectors cannot change in place: DaemonSets made with another selector (before 0.2, by
+  // `app` alone) are deleted and made anew, with an Event.
+  owns: [{ resource: DAEMON_SET, recreateOnImmutableChange: true }],
   reconcile: (pt) => ({ children: [daemonSetFor(pt)] }),
 });

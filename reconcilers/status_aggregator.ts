@@ -5,12 +5,16 @@
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import {
+  type ChildProblem,
   type ConditionInput,
+  controllerOf,
   DAEMON_SET,
   definePlugin,
   type KubeObject,
   mergeConditions,
   type ObjectRef,
+  ownershipOf,
+  ownershipProblem,
   POD,
   type Registry,
 } from "../mod.ts";
@@ -27,10 +31,33 @@ import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 export interface Observed {
   /** False while KMM's Module CRD is not installed. */
   kmmInstalled: boolean;
+  /** The Module, only if this Ptemplate controls it. */
   module?: Module;
+  /** The consumer DaemonSet, only if this Ptemplate controls it. */
   daemonSet?: DaemonSet;
   /** Pods controlled by the consumer DaemonSet. */
   pods: Pod[];
+  /** Children that could not be written: in someone else's hands, refused, or looping. */
+  problems?: ChildProblem[];
+}
+
+/** Reasons that mean something must be done, as opposed to waiting: they go first in Ready. */
+const BLOCKERS = new Set([
+  "ChildOwnedElsewhere",
+  "ChildNameTaken",
+  "ChildRefused",
+  "WriteLoopDetected",
+  "KMMNotInstalled",
+]);
+
+/** A condition that reports what went wrong with a child, if anything did. */
+function problemCondition(
+  type: string,
+  kind: string,
+  observed: Observed,
+): ConditionInput | undefined {
+  const problem = observed.problems?.find((p) => p.kind === kind);
+  return problem && { type, status: "False", reason: problem.reason, message: problem.message };
 }
 
 function counts(kmm: ModuleCounts | undefined): NodeCounts {
@@ -63,6 +90,8 @@ function kmmCondition(
         "Module Management; the Module is created as soon as the CRD appears",
     };
   }
+  const problem = problemCondition(type, "Module", observed);
+  if (problem) return problem;
   if (!observed.module) {
     return {
       type,
@@ -107,6 +136,8 @@ function kmmCondition(
 
 function consumersCondition(pt: Ptemplate, observed: Observed): ConditionInput {
   const type = "ConsumersReady";
+  const problem = problemCondition(type, "DaemonSet", observed);
+  if (problem) return problem;
   const ds = observed.daemonSet;
   if (!ds) {
     return {
@@ -161,7 +192,9 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
     kmmCondition("DevicePluginAvailable", "device plugin", pt, observed, "devicePlugin"),
     consumersCondition(pt, observed),
   ];
-  const blocking = parts.find((c) => c.status !== "True");
+  // The first real blocker, with its fix, before anything that is only a matter of waiting.
+  const blocking = parts.find((c) => BLOCKERS.has(c.reason)) ??
+    parts.find((c) => c.status === "False") ?? parts.find((c) => c.status !== "True");
   const ready: ConditionInput = blocking
     ? {
       type: "Ready",
@@ -217,20 +250,44 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       },
     },
   ],
-  reconcile(pt, { cache, installed, metrics }) {
+  reconcile(pt, { cache, installed, metrics, problems }) {
     const namespace = pt.metadata!.namespace;
     const name = pt.metadata!.name!;
+    const uid = pt.metadata!.uid!;
     const kmmInstalled = installed(MODULE);
-    const module = kmmInstalled ? cache<Module>(MODULE).get(namespace, name) : undefined;
-    const daemonSet = cache<DaemonSet & KubeObject>(DAEMON_SET).get(
-      namespace,
-      consumerDaemonSetName(pt),
+    const found = [...problems()];
+    /** The child if this Ptemplate controls it; otherwise undefined, and why, as a problem. */
+    const ours = <C extends KubeObject>(kind: string, child: C | undefined): C | undefined => {
+      const ownership = ownershipOf(child, uid);
+      if (ownership.state === "ours") return child;
+      if (child && ownership.state !== "absent" && !found.some((p) => p.kind === kind)) {
+        found.push({
+          plugin: "status-aggregator",
+          kind,
+          name: child.metadata!.name!,
+          reason: ownership.state === "controlled-elsewhere"
+            ? "ChildOwnedElsewhere"
+            : "ChildNameTaken",
+          message: ownershipProblem(kind, child, ownership)!,
+        });
+      }
+      return undefined;
+    };
+    const module = kmmInstalled
+      ? ours("Module", cache<Module>(MODULE).get(namespace, name))
+      : undefined;
+    const daemonSet = ours(
+      "DaemonSet",
+      cache<DaemonSet & KubeObject>(DAEMON_SET).get(namespace, consumerDaemonSetName(pt)),
     );
-    const uid = daemonSet?.metadata?.uid;
-    const pods = uid
-      ? cache<Pod & KubeObject>(POD).ownedBy(uid).filter((p) => !p.metadata?.deletionTimestamp)
+    // Consumers are the pods the DaemonSet controls, by UID: never pods that merely match a label.
+    const dsUid = daemonSet?.metadata?.uid;
+    const pods = dsUid
+      ? cache<Pod & KubeObject>(POD).ownedBy(dsUid).filter((p) =>
+        controllerOf(p)?.uid === dsUid && !p.metadata?.deletionTimestamp
+      )
       : [];
-    const status = statusFor(pt, { kmmInstalled, module, daemonSet, pods });
+    const status = statusFor(pt, { kmmInstalled, module, daemonSet, pods, problems: found });
     const labels = { namespace: namespace ?? "", name };
     reconcileCounter(metrics).inc(labels);
     consumerGauge(metrics).set(labels, status.consumers!.length);

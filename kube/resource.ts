@@ -9,6 +9,21 @@ export interface Resource {
   /** The lower-case plural used in URLs, e.g. `daemonsets`. */
   plural: string;
   namespaced: boolean;
+  /**
+   * Only objects with these labels (a label selector): a narrower view of the kind, cached and
+   * watched on its own, e.g. the pods of one's own DaemonSets rather than every pod.
+   */
+  labelSelector?: string;
+  /** Only objects with these fields (a field selector), e.g. Events of one reason. */
+  fieldSelector?: string;
+}
+
+/** A narrower view of `resource`: the same kind, only the objects the selectors match. */
+export function scoped(
+  resource: Resource,
+  selectors: { labelSelector?: string; fieldSelector?: string },
+): Resource {
+  return { ...resource, ...selectors };
 }
 
 /** `apps/v1`, or `v1` for the core group. */

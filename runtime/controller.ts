@@ -6,6 +6,7 @@ import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { Applier, childId } from "./applier.ts";
+import { KeyedBackoff } from "./backoff.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { EventRecorder } from "./events.ts";
@@ -56,7 +57,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #applier: Applier;
   /** Names taken by objects we do not control (`childId`), and the parents that want them. */
   readonly #blocked = new Map<string, Set<string>>();
+  /** Delays before looking again at a parent whose children were refused: 30 s doubling to 10 min. */
+  readonly #refusals = new KeyedBackoff(30_000, 600_000);
   #queue?: WorkQueue;
+  /** Why the controller stopped while it should run, if it did. */
+  #failure?: string;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
@@ -76,6 +81,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       guard: deps.guard,
     });
     const { pool } = deps;
+    // Before anything else asks for them: the first use decides whether they are skipped.
+    for (const watch of plugin.watches ?? []) {
+      if (watch.optional) pool.informers(watch.resource, { optional: true });
+    }
     pool.onChange<T>(plugin.for, (change) => {
       if (!plugin.filter || plugin.filter(change)) this.#enqueue(objectKey(change.object));
     });
@@ -98,6 +107,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const watch of plugin.watches ?? []) {
       const context = { cache: <R extends KubeObject>(r: Resource) => pool.cache<R>(r) };
       pool.onChange(watch.resource, (change) => {
+        if (watch.filter && !watch.filter(change)) return;
         const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
         for (const object of objects) {
           try {
@@ -130,6 +140,21 @@ export class Controller<T extends KubeObject = KubeObject> {
    * those too (their context signal). Resolves when every worker has returned.
    */
   async run(stop: AbortSignal, abort: AbortSignal): Promise<void> {
+    this.#failure = undefined;
+    try {
+      await this.#run(stop, abort);
+    } catch (error) {
+      this.#failure = error instanceof Error ? error.message : String(error);
+      throw error;
+    }
+  }
+
+  /** Undefined while it works (or is not meant to run); else why it stopped. */
+  get failure(): string | undefined {
+    return this.#failure;
+  }
+
+  async #run(stop: AbortSignal, abort: AbortSignal): Promise<void> {
     const { metrics } = this.#deps;
     const queue = new WorkQueue({ observer: metrics.queueObserver(this.name) });
     this.#queue = queue;
@@ -177,6 +202,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const parent of parents) this.#enqueue(parent);
   }
 
+  /** Takes keys until the queue shuts down. An error escaping a reconcile's handling ends it. */
   async #worker(queue: WorkQueue, abort: AbortSignal): Promise<void> {
     for (;;) {
       const key = await queue.get();
@@ -185,6 +211,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.#deps.metrics.activeWorkers.inc(labels);
       try {
         await this.#process(queue, key, abort);
+      } catch (error) {
+        // A bug in the machinery, not a plugin's failure (those are caught and retried): say so,
+        // and let /healthz fail so the process is restarted.
+        this.#failure = `a worker stopped: ${error instanceof Error ? error.message : error}`;
+        this.#log.error("worker stopped with an error: {error}", { error });
+        return;
       } finally {
         this.#deps.metrics.activeWorkers.dec(labels);
         queue.done(key);
@@ -240,13 +272,16 @@ export class Controller<T extends KubeObject = KubeObject> {
         retryInMs = applied.retryInMs;
         const refused = applied.problems.filter((p) => p.reason !== "WriteLoopDetected");
         if (refused.length && retryInMs === undefined) {
-          // Reported already (Events, problems); looked at again when the parent or the object
-          // in the way changes, not before.
+          // Reported already (Events, problems). Looked at again when the parent or the object
+          // in the way changes, and besides after a while, slower each time: what refused a
+          // child (an admission policy, a quota) may change without telling us.
           queue.forget(key);
+          queue.addAfter(key, this.#refusals.next(key));
           result = "error";
           metrics.reconcileErrors.inc({ controller: this.name });
           return;
         }
+        this.#refusals.forget(key);
       }
       if (outcome.status) {
         const status = await this.#applier.applyStatus(object, outcome.status, abort);

@@ -29,6 +29,10 @@ export interface InformerOptions {
   log: Logger;
   /** Shared by all informers, so an outage is one warning per cause, not one per kind and retry. */
   warnings?: WarningThrottle;
+  /** Never list or watch: the kind is not available here (see Watch.optional); its cache is empty. */
+  skipped?: boolean;
+  /** The plugins work without it: a 403 makes it unavailable (like a missing CRD), not stuck. */
+  optional?: boolean;
 }
 
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;
@@ -57,6 +61,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resource = resource;
     this.namespace = resource.namespaced ? options.namespace : undefined;
     this.#options = options;
+    if (options.skipped) this.#installed = false;
   }
 
   /** Resolves once the first list is in the cache. */
@@ -98,6 +103,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Runs until `signal` aborts. Calling it again while running returns the same promise. */
   run(signal: AbortSignal): Promise<void> {
+    if (this.#options.skipped) {
+      this.#installed = false;
+      this.#markSynced();
+      return Promise.resolve();
+    }
     this.#running ??= this.#loop(signal);
     return this.#running;
   }
@@ -131,11 +141,20 @@ export class Informer<T extends KubeObject = KubeObject> {
           needList = true;
           continue;
         }
-        if (isApiError(error, 404) && needList) {
+        const forbidden = isApiError(error, 403) && this.#options.optional;
+        if ((isApiError(error, 404) || forbidden) && needList) {
           if (this.#installed) {
             log.warn(
-              "{kind} is not served by the API server (is its CRD installed?); looking again every {seconds} s",
-              { seconds: (this.#options.missingKindRetryMs ?? 10_000) / 1000 },
+              forbidden
+                ? "not allowed to list {kind} (403), which is optional: what it is read for is " +
+                  "off; grant list and watch on {plural} to turn it on. Looking again every " +
+                  "{seconds} s"
+                : "{kind} is not served by the API server (is its CRD installed?); looking " +
+                  "again every {seconds} s",
+              {
+                plural: this.resource.plural,
+                seconds: (this.#options.missingKindRetryMs ?? 10_000) / 1000,
+              },
             );
           }
           this.#installed = false;
@@ -164,6 +183,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   async #list(signal: AbortSignal): Promise<void> {
     const { items, resourceVersion } = await this.#client.listAll<T>(this.resource, {
       namespace: this.namespace,
+      labelSelector: this.resource.labelSelector,
+      fieldSelector: this.resource.fieldSelector,
       limit: this.#options.pageSize ?? 500,
       signal,
     });
@@ -207,6 +228,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       for await (
         const event of this.#client.watch<T>(this.resource, {
           namespace: this.namespace,
+          labelSelector: this.resource.labelSelector,
+          fieldSelector: this.resource.fieldSelector,
           resourceVersion: this.#resourceVersion,
           signal: watchAbort.signal,
         })

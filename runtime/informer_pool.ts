@@ -19,8 +19,10 @@ export interface InformerPoolOptions {
   missingKindRetryMs?: number;
 }
 
+/** One informer (per namespace) for each kind and selectors. */
 function resourceId(resource: Resource): string {
-  return `${resource.group}/${resource.version}/${resource.plural}`;
+  const { group, version, plural, labelSelector = "", fieldSelector = "" } = resource;
+  return `${group}/${version}/${plural}?${labelSelector}&${fieldSelector}`;
 }
 
 /** The cache of one kind across the namespaces the pool watches. */
@@ -61,17 +63,33 @@ export class InformerPool {
     this.#warnings = new WarningThrottle(options.log);
   }
 
-  /** The informers of `resource`, created on first use (and started, if the pool runs). */
-  informers<T extends KubeObject>(resource: Resource): Informer<T>[] {
+  /**
+   * The informers of `resource`, created on first use (and started, if the pool runs). The first
+   * use decides whether an optional cluster-scoped kind is skipped when the pool is restricted to
+   * namespaces.
+   */
+  informers<T extends KubeObject>(
+    resource: Resource,
+    use: { optional?: boolean } = {},
+  ): Informer<T>[] {
     const id = resourceId(resource);
     let informers = this.#informers.get(id);
     if (!informers) {
-      const scopes = resource.namespaced && this.#options.namespaces?.length
-        ? this.#options.namespaces
-        : [undefined];
+      const restricted = Boolean(this.#options.namespaces?.length);
+      const scopes = resource.namespaced && restricted ? this.#options.namespaces! : [undefined];
+      const skipped = use.optional === true && restricted && !resource.namespaced;
+      if (skipped) {
+        this.#options.log.info(
+          "not watching {kind}: it is cluster-scoped, optional, and the operator watches only " +
+            "some namespaces",
+          { kind: resource.kind },
+        );
+      }
       informers = scopes.map((namespace) =>
         new Informer(this.#client, resource, {
           namespace,
+          skipped,
+          optional: use.optional,
           log: this.#options.log,
           warnings: this.#warnings,
           silenceTimeoutMs: this.#options.silenceTimeoutMs,

@@ -11,7 +11,7 @@ import { InformerPool } from "./informer_pool.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
-import type { AnyPlugin, Plugin } from "./plugin.ts";
+import { type AnyPlugin, MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
 import { Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 
@@ -90,6 +90,12 @@ export class Manager {
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
+    const concurrency = options.concurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+      throw new RangeError(
+        `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, not ${concurrency}`,
+      );
+    }
     const names = new Set<string>();
     for (const plugin of options.plugins) {
       if (names.has(plugin.name)) throw new TypeError(`two plugins are named "${plugin.name}"`);
@@ -159,6 +165,11 @@ export class Manager {
     readyz.add("api-server", () => {
       const down = health.unreachable();
       return down && `no answer for ${Math.round(down.forMs / 1000)} s: ${down.error.message}`;
+    });
+    healthz.add("controllers", () => {
+      if (!this.#running) return undefined;
+      const failed = this.controllers.filter((c) => c.failure);
+      return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
     });
     readyz.add("informers-synced", () => {
       const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);

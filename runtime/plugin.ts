@@ -44,6 +44,14 @@ export interface Watch<W extends KubeObject = KubeObject> {
   resource: Resource;
   /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
   map: (object: W, context: MapContext) => ObjectRef[];
+  /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
+  filter?: ChangeFilter<W>;
+  /**
+   * The plugin works without this kind (it reports less). A cluster-scoped optional kind is not
+   * watched when the operator is restricted to namespaces, where Roles cannot grant it; then
+   * `installed()` says false for it and its cache is empty.
+   */
+  optional?: boolean;
 }
 
 /** What `Watch.map` may use. */
@@ -127,6 +135,12 @@ export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
 // list is typed with `never`, which every plugin's object type accepts.
 export type AnyPlugin = Plugin<never>;
 
+/**
+ * The most workers one plugin may have. Reconciles mostly wait on the API server, so more than a
+ * few dozen only adds pressure on it (and the client's rate limit caps the requests anyway).
+ */
+export const MAX_CONCURRENCY = 100;
+
 /** Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am. */
 export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {
@@ -134,8 +148,12 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
       `plugin name "${spec.name}" must be lower-case letters, digits and dashes (it is a field manager)`,
     );
   }
-  if ((spec.concurrency ?? 1) < 1) {
-    throw new RangeError(`plugin ${spec.name}: concurrency must be at least 1`);
+  const concurrency = spec.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw new RangeError(
+      `plugin ${spec.name}: concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, ` +
+        `not ${concurrency}`,
+    );
   }
   return Object.freeze({ ...spec });
 }

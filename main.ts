@@ -8,6 +8,7 @@ import {
   loadClusterConfig,
   log,
   Manager,
+  MAX_CONCURRENCY,
   parseBindAddress,
   setupLogging,
   shutdownSignal,
@@ -101,7 +102,11 @@ const RUN: FlagSpecs = {
     choices: ["text", "json", "auto"],
     help: "text, json, or auto: text on a terminal, JSON otherwise (default auto)",
   },
-  concurrency: { kind: "integer", placeholder: "N", help: "workers per plugin (default 1)" },
+  concurrency: {
+    kind: "integer",
+    placeholder: "N",
+    help: `workers per plugin, 1 to ${MAX_CONCURRENCY} (default 1)`,
+  },
   ...PLUGINS,
 };
 
@@ -180,8 +185,10 @@ async function run(values: Record<string, unknown>): Promise<void> {
     "--health-probe-bind-address",
   );
   const concurrency = values.concurrency as number | undefined;
-  if (concurrency !== undefined && concurrency < 1) {
-    throw new UsageError("--concurrency must be at least 1");
+  if (concurrency !== undefined && (concurrency < 1 || concurrency > MAX_CONCURRENCY)) {
+    throw new UsageError(
+      `--concurrency must be from 1 to ${MAX_CONCURRENCY} workers per plugin, not ${concurrency}`,
+    );
   }
   const entries = await catalogFor(values);
   const client = await connect(values);
@@ -278,7 +285,9 @@ export async function main(args: string[]): Promise<number> {
         return 0;
       case "crds":
         console.log(
-          crdsOf(await catalogFor(values)).map((crd) => stringify(crd, { lineWidth: 0 })).join(
+          crdsOf(await catalogFor(values)).map((crd) =>
+            stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false })
+          ).join(
             "---\n",
           ),
         );

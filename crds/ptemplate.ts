@@ -104,10 +104,39 @@ export function effectiveSpec(spec: PtemplateSpec): EffectiveSpec {
   };
 }
 
-/** An OCI image reference: optional registry[:port]/, lower-case path, optional :tag and @digest. */
-const IMAGE_PATTERN =
-  "^([a-zA-Z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*" +
-  "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$";
+// Grammars, written with character classes rather than backslash escapes, so each reads the
+// same in TypeScript, in CEL's string literals and in the generated YAML.
+
+/** A DNS-1123 label, and a subdomain of them (`example.com`): a label key's prefix. */
+const DNS_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS_SUBDOMAIN = `${DNS_LABEL}([.]${DNS_LABEL})*`;
+/** A label key: an optional DNS subdomain and `/`, then a name; and its lengths (253, 63). */
+const LABEL_KEY = `^(${DNS_SUBDOMAIN}/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`;
+const LABEL_KEY_LENGTHS = "^([^/]{1,253}/)?[^/]{1,63}$";
+/** A label value (at most 63 characters, given by maxLength). */
+const LABEL_VALUE = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+
+/**
+ * The characters `defaultmsg` may use. It becomes `default_msg=<value>` on a modprobe command
+ * line, and the kernel's parameter parser splits arguments on any byte its `isspace()` accepts
+ * (which includes bytes that occur inside UTF-8 characters, like 0xA0) and treats `"` as a quote:
+ * with anything beyond letters, digits and `. _ : + -` a value could smuggle in a second
+ * parameter (`max_dev=…`) past its bounds, or not survive argv and shells on the way.
+ */
+export const DEFAULT_MSG_PATTERN = "^[A-Za-z0-9._:+-]{1,64}$";
+
+/**
+ * An image reference by the distribution reference grammar: an optional registry (DNS name or
+ * [IPv6], optional :port) and `/`, lower-case path components joined by `.`, `_`, `__` or dashes,
+ * an optional :tag and @algorithm:hex digest. Nothing path-like (`..`, a leading dash) passes.
+ */
+const DOMAIN_COMPONENT = "[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?";
+const REGISTRY = `(${DOMAIN_COMPONENT}([.]${DOMAIN_COMPONENT})*|[[][a-fA-F0-9:]+[]])([:][0-9]+)?`;
+const PATH_COMPONENT = "[a-z0-9]+(([._]|__|[-]+)[a-z0-9]+)*";
+const TAG = "[:][A-Za-z0-9_][A-Za-z0-9_.-]{0,127}";
+const DIGEST = "@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9a-fA-F]{32,}";
+export const IMAGE_PATTERN =
+  `^(${REGISTRY}/)?${PATH_COMPONENT}(/${PATH_COMPONENT})*(${TAG})?(${DIGEST})?$`;
 
 function image(description: string, field: string): Record<string, unknown> {
   return {
@@ -117,8 +146,8 @@ function image(description: string, field: string): Record<string, unknown> {
     maxLength: 512,
     "x-kubernetes-validations": [{
       rule: `self.matches('${IMAGE_PATTERN}')`,
-      message: `${field} must be an image reference such as quay.io/org/image:tag ` +
-        `(lower-case repository, no spaces)`,
+      message: `${field} must be an image reference such as quay.io/org/image:tag: an optional ` +
+        `registry host[:port]/, lower-case path components, an optional :tag and @digest`,
     }],
   };
 }
@@ -134,8 +163,7 @@ function secretRef(description: string, field: string): Record<string, unknown> 
         description:
           "Name of a Secret of type kubernetes.io/dockerconfigjson in the same namespace.",
         "x-kubernetes-validations": [{
-          rule:
-            "self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$') && size(self) <= 253",
+          rule: `size(self) <= 253 && self.matches('^${DNS_SUBDOMAIN}$')`,
           message: `${field}.name must name a Secret: lower-case letters, digits, '-' and '.', ` +
             `at most 253 characters`,
         }],
@@ -150,6 +178,12 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
     "the selected nodes and runs consumer pods that use its devices.",
   shortNames: ["pt"],
   categories: ["all"],
+  // The seed documents and the original operator's example.yaml say v1alpha.
+  deprecatedAliases: [{
+    version: "v1alpha",
+    deprecationWarning: "pt.example.com/v1alpha Ptemplate is deprecated; use " +
+      "pt.example.com/v1alpha1 (the same fields)",
+  }],
   columns: [
     {
       name: "Ready",
@@ -215,12 +249,13 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
       defaultmsg: {
         type: "string",
         maxLength: 64,
-        description: "Message the devices return (default_msg); passed to modprobe, so " +
-          "1–64 characters without spaces or quotes.",
+        description: "Message the devices return (default_msg); passed to modprobe, so 1–64 " +
+          "letters, digits, '.', '_', ':', '+' or '-'.",
         "x-kubernetes-validations": [{
-          rule: "self.matches('^[^\\\\s\"\\'\\\\\\\\]{1,64}$')",
-          message: "spec.defaultmsg must be 1-64 characters without spaces, quotes or " +
-            "backslashes (it becomes the modprobe parameter default_msg=<value>)",
+          rule: `self.matches('${DEFAULT_MSG_PATTERN}')`,
+          message: "spec.defaultmsg must be 1-64 letters, digits, '.', '_', ':', '+' or '-' " +
+            "(it becomes the modprobe parameter default_msg=<value>, where spaces, quotes and " +
+            "other characters would split or change the parameters)",
         }],
       },
       consumerimage: image(
@@ -269,13 +304,14 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
               "the kernel module on every node",
           },
           {
-            rule:
-              "self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            message: "spec.selector keys must be label keys such as example.com/role or " +
-              "role (letters, digits, '-', '_', '.', an optional DNS prefix and '/')",
+            rule: `self.all(k, k.matches('${LABEL_KEY}') && k.matches('${LABEL_KEY_LENGTHS}'))`,
+            message: "spec.selector keys must be label keys such as example.com/role or role: " +
+              "an optional DNS subdomain prefix (at most 253 characters) and '/', then a name " +
+              "of at most 63 letters, digits, '-', '_' or '.', starting and ending with a " +
+              "letter or digit",
           },
           {
-            rule: "self.all(k, self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'))",
+            rule: `self.all(k, self[k].matches('${LABEL_VALUE}'))`,
             message: "spec.selector values must be label values: at most 63 letters, " +
               "digits, '-', '_' or '.', starting and ending with a letter or digit",
           },

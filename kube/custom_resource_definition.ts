@@ -29,6 +29,12 @@ export interface CrdOptions {
   columns?: PrinterColumn[];
   /** CEL rules on the whole object (they may read `self.metadata.name`). */
   validations?: { rule: string; message: string }[];
+  /**
+   * Older names of the version, still served with the same schema (no conversion needed), each
+   * with the warning kubectl prints when it is used. The resource's own version is the one
+   * stored.
+   */
+  deprecatedAliases?: { version: string; deprecationWarning: string }[];
 }
 
 export function customResourceDefinition(resource: Resource, options: CrdOptions): Unstructured {
@@ -66,6 +72,15 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
   };
   if (options.columns) version.additionalPrinterColumns = options.columns;
   version.schema = { openAPIV3Schema: root };
+  const aliases = (options.deprecatedAliases ?? []).map((
+    { version: name, deprecationWarning },
+  ) => ({
+    ...version,
+    name,
+    storage: false,
+    deprecated: true,
+    deprecationWarning,
+  }));
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -74,7 +89,7 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
       group: resource.group,
       names,
       scope: resource.namespaced ? "Namespaced" : "Cluster",
-      versions: [version],
+      versions: [version, ...aliases],
     },
   };
 }

@@ -11,7 +11,8 @@ import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.t
 import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { INVALID_PTEMPLATES } from "./fixtures/invalid_ptemplates.ts";
+import { EDGE_PTEMPLATES, HARMFUL_PTEMPLATES } from "./fixtures/harmful_ptemplates.ts";
+import { INVALID_PTEMPLATES, type InvalidPtemplate } from "./fixtures/invalid_ptemplates.ts";
 
 const PTEMPLATE_CRD_FILE = new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url);
 const WORKER = { "node-role.kubernetes.io/worker": "worker" };
@@ -106,6 +107,35 @@ await integrationTest("ptemplate operator end to end", {
         );
       });
     }
+
+    await step(
+      "kubectl apply of the original example, unchanged, works and warns it is deprecated",
+      async () => {
+        await admin.create(NAMESPACE, { metadata: { name: "verbatim" } });
+        const kubectl = (...args: string[]) =>
+          new Deno.Command(plane.binaries.kubectl, {
+            args: ["--kubeconfig", plane.adminKubeconfigPath, "-n", "verbatim", ...args],
+          }).output().then((out) => ({
+            success: out.success,
+            stdout: new TextDecoder().decode(out.stdout),
+            stderr: new TextDecoder().decode(out.stderr),
+          }));
+        const file = new URL("../examples/original.yaml", import.meta.url).pathname;
+        expect(await Deno.readTextFile(file)).toContain("apiVersion: pt.example.com/v1alpha\n");
+        const applied = await kubectl("apply", "-f", file);
+        expect(applied).toMatchObject({ success: true });
+        expect(applied.stdout).toContain("ptemplate.pt.example.com/ptemplate-sample created");
+        expect(applied.stderr).toContain(
+          "Warning: pt.example.com/v1alpha Ptemplate is deprecated; use pt.example.com/v1alpha1",
+        );
+        const listed = await kubectl("get", "pt");
+        expect(listed.stdout).toMatch(/^ptemplate-sample\s/m);
+        // It works: the operator made its children from the original's spelling.
+        const module = await eventually(() => getModule("verbatim", "ptemplate-sample"));
+        expect(module.spec.imageRepoSecret).toEqual({ name: "pt-char-pull-secret" });
+        await eventually(() => getDs("verbatim", "ptemplate-sample-consumer"));
+      },
+    );
 
     await step(
       "consumer pods on kwok nodes show up in status.consumers and the conditions",
@@ -234,36 +264,74 @@ await integrationTest("ptemplate operator end to end", {
       });
     });
 
+    /** Creates each (strict field validation, as kubectl) and expects a refusal naming it. */
+    const expectRefused = async (list: InvalidPtemplate[], prefix: string) => {
+      const accepted: string[] = [];
+      for (const [index, invalid] of list.entries()) {
+        const object = {
+          apiVersion: "pt.example.com/v1alpha1",
+          kind: "Ptemplate",
+          metadata: { name: invalid.name ?? `${prefix}-${index}`, namespace: "invalid" },
+          ...(invalid.spec === undefined ? {} : { spec: invalid.spec }),
+        };
+        const error = await admin.create(PTEMPLATE, object as Unstructured, {
+          fieldValidation: "Strict",
+        })
+          .then(() => undefined, (e) => e);
+        if (!(error instanceof ApiError)) {
+          accepted.push(invalid.why);
+          continue;
+        }
+        expect({ why: invalid.why, refused: [400, 422].includes(error.code) })
+          .toEqual({ why: invalid.why, refused: true });
+        expect({ why: invalid.why, message: error.message }).toEqual({
+          why: invalid.why,
+          message: expect.stringContaining(invalid.names),
+        });
+      }
+      expect(accepted).toEqual([]);
+      // None reached the operator: its cache never saw one.
+      expect(operator.manager.pool.cache(PTEMPLATE).list({ namespace: "invalid" })).toEqual([]);
+    };
+
     await step(
       `${INVALID_PTEMPLATES.length} invalid Ptemplates are refused, each naming its field`,
       async () => {
         expect(INVALID_PTEMPLATES.length).toBeGreaterThanOrEqual(30);
-        const accepted: string[] = [];
-        for (const [index, invalid] of INVALID_PTEMPLATES.entries()) {
-          const object = {
-            apiVersion: "pt.example.com/v1alpha1",
-            kind: "Ptemplate",
-            metadata: { name: invalid.name ?? `invalid-${index}`, namespace: "invalid" },
-            ...(invalid.spec === undefined ? {} : { spec: invalid.spec }),
-          };
-          const error = await admin.create(PTEMPLATE, object as Unstructured, {
-            fieldValidation: "Strict",
-          })
-            .then(() => undefined, (e) => e);
-          if (!(error instanceof ApiError)) {
-            accepted.push(invalid.why);
-            continue;
-          }
-          expect({ why: invalid.why, refused: [400, 422].includes(error.code) })
-            .toEqual({ why: invalid.why, refused: true });
-          expect({ why: invalid.why, message: error.message }).toEqual({
-            why: invalid.why,
-            message: expect.stringContaining(invalid.names),
-          });
+        await expectRefused(INVALID_PTEMPLATES, "invalid");
+      },
+    );
+
+    await step(
+      `${HARMFUL_PTEMPLATES.length} inputs that once made harmful children are refused by name`,
+      () => expectRefused(HARMFUL_PTEMPLATES, "harmful"),
+    );
+
+    await step(
+      "inputs on the edge of every bound are accepted, and their children made",
+      async () => {
+        await admin.create(NAMESPACE, { metadata: { name: "edge" } });
+        for (const [index, edge] of EDGE_PTEMPLATES.entries()) {
+          await admin.create(PTEMPLATE, {
+            metadata: { name: `edge-${index}`, namespace: "edge" },
+            spec: edge.spec,
+          } as Unstructured, { fieldValidation: "Strict" });
         }
-        expect(accepted).toEqual([]);
-        // None reached the operator: its cache never saw one.
-        expect(operator.manager.pool.cache(PTEMPLATE).list({ namespace: "invalid" })).toEqual([]);
+        await eventually(async () => {
+          for (const [index, edge] of EDGE_PTEMPLATES.entries()) {
+            const name = `edge-${index}`;
+            const made = await Promise.all([
+              getModule("edge", name).then(() => true, () => false),
+              getDs("edge", `${name}-consumer`).then(() => true, () => false),
+            ]);
+            expect({ why: edge.why, made }).toEqual({ why: edge.why, made: [true, true] });
+            const ready = condition(await getPt("edge", name), "Ready");
+            expect({ why: edge.why, reason: ready?.reason }).not.toEqual({
+              why: edge.why,
+              reason: "ChildRefused",
+            });
+          }
+        }, { timeoutMs: 60_000 });
       },
     );
 
@@ -284,12 +352,13 @@ await integrationTest("ptemplate operator end to end", {
           expect((await admin.list(MODULE, { namespace: "scale" })).items).toHaveLength(50);
           expect((await admin.list(DAEMON_SET, { namespace: "scale" })).items).toHaveLength(50);
         }, { timeoutMs: 120_000, intervalMs: 500 });
-        // Let the last child and pod events run through.
+        // Let the last child and pod events run through, and the count of a repeated Event,
+        // which is written at most every 10 s.
         await eventually(async () => {
           const before = operator.writes.length;
-          await new Promise((resolve) => setTimeout(resolve, 2_000));
+          await new Promise((resolve) => setTimeout(resolve, 11_000));
           expect(operator.writes.length).toBe(before);
-        }, { timeoutMs: 60_000 });
+        }, { timeoutMs: 90_000 });
 
         const writesBefore = operator.writes.length;
         const reconcilesBefore = operator.reconciles();

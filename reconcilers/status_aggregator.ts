@@ -3,29 +3,42 @@
  * Module counters, the DaemonSet rollout, the consumer pods), with conditions a person can act on.
  */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import type { Event, Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import {
   type ChildProblem,
   type ConditionInput,
   controllerOf,
   DAEMON_SET,
   definePlugin,
+  EVENT,
   type KubeObject,
   mergeConditions,
+  NODE,
   type ObjectRef,
   ownershipOf,
   ownershipProblem,
   POD,
   type Registry,
+  scoped,
+  type StoreChange,
 } from "../mod.ts";
 import { MODULE, type Module, type ModuleCounts } from "../crds/kmm_module.ts";
 import {
+  effectiveSpec,
   type NodeCounts,
   PTEMPLATE,
   type Ptemplate,
   type PtemplateStatus,
 } from "../crds/ptemplate.ts";
-import { consumerDaemonSetName } from "./consumer_daemonset.ts";
+import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
+import { devicesOf, diagnoseConsumers, nodeUnschedulable } from "./consumer_diagnosis.ts";
+
+/** Consumer pods only: every pod of a Ptemplate's DaemonSet carries this label, no other does. */
+export const CONSUMER_PODS = scoped(POD, { labelSelector: PTEMPLATE_UID_LABEL });
+/** What the DaemonSet controller says when admission (Pod Security, say) refuses its pods. */
+export const FAILED_CREATES = scoped(EVENT, {
+  fieldSelector: "involvedObject.kind=DaemonSet,reason=FailedCreate",
+});
 
 /** What the aggregator sees of a Ptemplate's world. */
 export interface Observed {
@@ -39,6 +52,10 @@ export interface Observed {
   pods: Pod[];
   /** Children that could not be written: in someone else's hands, refused, or looping. */
   problems?: ChildProblem[];
+  /** Nodes whose labels match the selector; undefined when nodes cannot be seen (namespaced). */
+  nodes?: Node[];
+  /** The DaemonSet controller's FailedCreate events about the consumer DaemonSet. */
+  failedCreates?: Event[];
 }
 
 /** Reasons that mean something must be done, as opposed to waiting: they go first in Ready. */
@@ -48,6 +65,14 @@ const BLOCKERS = new Set([
   "ChildRefused",
   "WriteLoopDetected",
   "KMMNotInstalled",
+  "PodSecurityRefused",
+  "ConsumerPodsRefused",
+  "NoMatchingNodes",
+  "NodesUnschedulable",
+  "NoDeviceCapacity",
+  "InsufficientDevices",
+  "ConsumersUnschedulable",
+  "ConsumersFailing",
 ]);
 
 /** A condition that reports what went wrong with a child, if anything did. */
@@ -134,7 +159,7 @@ function kmmCondition(
   };
 }
 
-function consumersCondition(pt: Ptemplate, observed: Observed): ConditionInput {
+function consumersCondition(pt: Ptemplate, observed: Observed, now: Date): ConditionInput {
   const type = "ConsumersReady";
   const problem = problemCondition(type, "DaemonSet", observed);
   if (problem) return problem;
@@ -156,33 +181,16 @@ function consumersCondition(pt: Ptemplate, observed: Observed): ConditionInput {
       message: `DaemonSet ${ds.metadata?.name} has not picked up its latest change yet`,
     };
   }
-  const desired = status.desiredNumberScheduled ?? 0;
-  const ready = status.numberReady ?? 0;
-  const updated = status.updatedNumberScheduled ?? 0;
-  if (desired === 0) {
-    return {
-      type,
-      status: "False",
-      reason: "NoMatchingNodes",
-      message: `no schedulable node has the labels ${
-        selectorText(pt)
-      }: label nodes or change spec.selector`,
-    };
-  }
-  if (ready < desired || updated < desired) {
-    return {
-      type,
-      status: "False",
-      reason: "RollingOut",
-      message: `${ready} of ${desired} consumer pods ready, ${updated} up to date`,
-    };
-  }
-  return {
-    type,
-    status: "True",
-    reason: "AllReady",
-    message: `${ready} of ${desired} consumer pods ready`,
-  };
+  return diagnoseConsumers({
+    daemonSet: ds,
+    pods: observed.pods,
+    nodes: observed.nodes,
+    failedCreates: observed.failedCreates ?? [],
+    requiredDevices: effectiveSpec(pt.spec).requiredDevices,
+    selector: selectorText(pt),
+    moduleName: pt.metadata!.name!,
+    now,
+  });
 }
 
 /** The status a Ptemplate should report; `previous` keeps unchanged conditions' transition times. */
@@ -190,7 +198,7 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
   const parts = [
     kmmCondition("KernelModuleLoaded", "kernel module", pt, observed, "moduleLoader"),
     kmmCondition("DevicePluginAvailable", "device plugin", pt, observed, "devicePlugin"),
-    consumersCondition(pt, observed),
+    consumersCondition(pt, observed, now),
   ];
   // The first real blocker, with its fix, before anything that is only a matter of waiting.
   const blocking = parts.find((c) => BLOCKERS.has(c.reason)) ??
@@ -233,6 +241,25 @@ function controller(object: KubeObject): { kind: string; name: string } | undefi
   return object.metadata?.ownerReferences?.find((r) => r.controller);
 }
 
+/** True when `node` has every label of the Ptemplate's selector. */
+function selects(pt: Ptemplate, node: KubeObject): boolean {
+  const labels = node.metadata?.labels ?? {};
+  return Object.entries(pt.spec.selector ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** What a node tells the diagnosis; a change to anything else (a heartbeat) is not news. */
+function nodeFacts(node: Node & KubeObject): string {
+  return JSON.stringify([
+    node.metadata?.labels,
+    nodeUnschedulable(node),
+    devicesOf(node),
+  ]);
+}
+
+function nodeChanged(change: StoreChange<Node & KubeObject>): boolean {
+  return change.type !== "updated" || nodeFacts(change.object) !== nodeFacts(change.old);
+}
+
 export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   name: "status-aggregator",
   for: PTEMPLATE,
@@ -241,11 +268,30 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
     { resource: DAEMON_SET, map: ownerPtemplate },
     {
       // A consumer pod belongs to a DaemonSet that belongs to a Ptemplate.
-      resource: POD,
+      resource: CONSUMER_PODS,
       map: (pod, { cache }) => {
         const owner = controller(pod);
         if (owner?.kind !== "DaemonSet") return [];
         const ds = cache(DAEMON_SET).get(pod.metadata?.namespace, owner.name);
+        return ds ? ownerPtemplate(ds) : [];
+      },
+    },
+    {
+      // Every Ptemplate whose selector matches the node, when its readiness, taints, devices or
+      // labels change. Optional: a namespaced install has no cluster-wide read of nodes.
+      resource: NODE,
+      optional: true,
+      filter: nodeChanged as (change: StoreChange<KubeObject>) => boolean,
+      map: (node, { cache }) =>
+        cache<Ptemplate & KubeObject>(PTEMPLATE).list().filter((pt) => selects(pt, node)).map(
+          (pt) => ({ namespace: pt.metadata!.namespace, name: pt.metadata!.name! }),
+        ),
+    },
+    {
+      resource: FAILED_CREATES,
+      map: (event, { cache }) => {
+        const about = (event as Event & KubeObject).involvedObject;
+        const ds = cache(DAEMON_SET).get(about?.namespace, about?.name ?? "");
         return ds ? ownerPtemplate(ds) : [];
       },
     },
@@ -283,11 +329,27 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
     // Consumers are the pods the DaemonSet controls, by UID: never pods that merely match a label.
     const dsUid = daemonSet?.metadata?.uid;
     const pods = dsUid
-      ? cache<Pod & KubeObject>(POD).ownedBy(dsUid).filter((p) =>
+      ? cache<Pod & KubeObject>(CONSUMER_PODS).ownedBy(dsUid).filter((p) =>
         controllerOf(p)?.uid === dsUid && !p.metadata?.deletionTimestamp
       )
       : [];
-    const status = statusFor(pt, { kmmInstalled, module, daemonSet, pods, problems: found });
+    const nodes = installed(NODE)
+      ? cache<Node & KubeObject>(NODE).list().filter((node) => selects(pt, node))
+      : undefined;
+    const failedCreates = dsUid
+      ? cache<Event & KubeObject>(FAILED_CREATES).list({ namespace }).filter((e) =>
+        e.involvedObject.uid === dsUid
+      )
+      : [];
+    const status = statusFor(pt, {
+      kmmInstalled,
+      module,
+      daemonSet,
+      pods,
+      problems: found,
+      nodes,
+      failedCreates,
+    });
     const labels = { namespace: namespace ?? "", name };
     reconcileCounter(metrics).inc(labels);
     consumerGauge(metrics).set(labels, status.consumers!.length);

@@ -4,15 +4,16 @@
  * and every rule it is granted is one it uses (from the API server's audit log).
  */
 import { expect } from "expect";
-import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { parseAllDocuments } from "yaml";
+import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/client.ts";
 import * as kinds from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { spawnOperator } from "./fixtures/operator_command.ts";
+import { installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
+import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 
@@ -44,14 +45,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
   let manifests: Unstructured[] = [];
 
   await step("kubectl kustomize deploy renders the base, with no wildcard anywhere", async () => {
-    const { stdout, stderr, success } = await new Deno.Command(plane.binaries.kubectl, {
-      args: ["kustomize", new URL("../deploy", import.meta.url).pathname],
-    }).output();
-    expect({ success, stderr: new TextDecoder().decode(stderr) }).toEqual({
-      success: true,
-      stderr: "",
-    });
-    manifests = parseAllDocuments(new TextDecoder().decode(stdout)).map((d) => d.toJS());
+    manifests = await kustomize(plane.binaries.kubectl, "deploy");
     expect(manifests.map((m) => m.kind).sort()).toEqual([
       "ClusterRole",
       "ClusterRoleBinding",
@@ -79,14 +73,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
   });
 
   await step("everything but the Deployment installs", async () => {
-    const byKind = new Map(
-      Object.values(kinds).map((r) => [`${r.group ? `${r.group}/` : ""}${r.version} ${r.kind}`, r]),
-    );
-    for (const manifest of manifests.filter((m) => m.kind !== "Deployment")) {
-      const resource = byKind.get(`${manifest.apiVersion} ${manifest.kind}`)!;
-      expect(resource).toBeDefined();
-      await admin.apply(resource, manifest, { fieldManager: "deploy-test", force: true });
-    }
+    await installAllButDeployment(admin, manifests);
   });
 
   await step("as its ServiceAccount the operator converges the sample with zero 403s", async () => {
@@ -99,32 +86,17 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       "ptemplate-operator-system",
       "ptemplate-operator",
     );
-    const operator = spawnOperator([
+    const operator = OperatorRun.start([
       "run",
       `--kubeconfig=${identity.kubeconfigPath}`,
       "--leader-elect",
       "--leader-election-namespace=ptemplate-operator-system",
       "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=127.0.0.1:0",
-      "--log-format=json",
     ]);
-    const lines: Record<string, unknown>[] = [];
-    const follow = (async () => {
-      let buffered = "";
-      for await (const chunk of operator.stderr.pipeThrough(new TextDecoderStream())) {
-        buffered += chunk;
-        const parts = buffered.split("\n");
-        buffered = parts.pop()!;
-        for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
-      }
-    })();
-    void operator.stdout.cancel();
+    const lines = operator.lines;
     try {
-      const metricsPort = await eventually(() => {
-        const line = lines.find((l) => l.what === "metrics");
-        if (!line) throw new Error(`no metrics address logged yet: ${JSON.stringify(lines)}`);
-        return line.port as number;
-      });
+      const metricsPort = await operator.port("metrics");
       // It says where it runs and against which cluster.
       expect(lines.map((l) => l.msg)).toContainEqual(
         expect.stringMatching(/running on a workstation against https:\/\/127\.0\.0\.1:\d+/),
@@ -217,10 +189,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       );
       expect(denied.map((e) => e.requestURI)).toEqual([]);
     } finally {
-      operator.kill("SIGTERM");
-      const status = await operator.status;
-      await follow;
-      expect(status.code).toBe(0);
+      expect((await operator.stop()).code).toBe(0);
     }
   });
 

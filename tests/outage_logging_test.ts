@@ -9,43 +9,26 @@ import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
-import { spawnOperator } from "./fixtures/operator_command.ts";
+import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const COUNT = 100;
 const OUTAGE_MS = 10_000;
 /** Warnings and errors allowed for the whole outage and recovery: "a few dozen" at most. */
 const MAX_WARNINGS = 30;
 
-interface Line {
-  time: string;
-  level: string;
-  msg: string;
-}
-
 await integrationTest("an API server outage is logged in a few lines", {
   crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
 }, async (plane, step) => {
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: "outage" } });
-  const operator = spawnOperator([
+  const operator = OperatorRun.start([
     `--kubeconfig=${plane.adminKubeconfigPath}`,
     "--leader-elect",
     "--leader-election-namespace=default",
     "--metrics-bind-address=0",
     "--health-probe-bind-address=0",
-    "--log-format=json",
   ]);
-  const lines: Line[] = [];
-  const follow = (async () => {
-    let buffered = "";
-    for await (const chunk of operator.stderr.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      const parts = buffered.split("\n");
-      buffered = parts.pop()!;
-      for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
-    }
-  })();
-  void operator.stdout.cancel();
+  const lines = operator.lines;
 
   try {
     await step(
@@ -84,9 +67,6 @@ await integrationTest("an API server outage is logged in a few lines", {
       },
     );
   } finally {
-    operator.kill("SIGTERM");
-    const status = await operator.status;
-    await follow;
-    expect(status.code).toBe(0);
+    expect((await operator.stop()).code).toBe(0);
   }
 });

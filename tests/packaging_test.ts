@@ -35,7 +35,8 @@ Deno.test("integration tests run the real operator only with start's permissions
   expect(offenders).toEqual([]);
   // The one way in reads the start task.
   expect(read("tests/fixtures/operator_command.ts")).toContain('permissionFlags("start")');
-  expect(read("tests/deploy_test.ts")).toContain("spawnOperator(");
+  expect(read("tests/fixtures/operator_command.ts")).toContain("spawnOperator([...args");
+  expect(read("tests/deploy_test.ts")).toContain("OperatorRun.start(");
 });
 
 Deno.test("deno compile gets through the module graph, type check and embedding offline", async () => {

@@ -10,7 +10,7 @@ import type { Unstructured } from "../kube/client.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { spawnOperator } from "./fixtures/operator_command.ts";
+import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const COUNT = 100;
 const QPS = 5;
@@ -22,7 +22,7 @@ await integrationTest("a client-side rate limit bounds every request", {
 }, async (plane, step) => {
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: "qps" } });
-  const operator = spawnOperator([
+  const operator = OperatorRun.start([
     `--kubeconfig=${plane.adminKubeconfigPath}`,
     `--kube-api-qps=${QPS}`,
     `--kube-api-burst=${BURST}`,
@@ -30,19 +30,7 @@ await integrationTest("a client-side rate limit bounds every request", {
     "--leader-election-namespace=default",
     "--metrics-bind-address=127.0.0.1:0",
     "--health-probe-bind-address=0",
-    "--log-format=json",
   ]);
-  const lines: Record<string, unknown>[] = [];
-  const follow = (async () => {
-    let buffered = "";
-    for await (const chunk of operator.stderr.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      const parts = buffered.split("\n");
-      buffered = parts.pop()!;
-      for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
-    }
-  })();
-  void operator.stdout.cancel();
 
   try {
     await step(`${COUNT} Ptemplates converge at ${QPS} requests a second`, async () => {
@@ -83,16 +71,13 @@ await integrationTest("a client-side rate limit bounds every request", {
       expect(ours.length).toBeGreaterThan(3 * COUNT);
       expect(busiest).toBeLessThanOrEqual(BURST);
       // The waits are exported under client-go's name.
-      const port = lines.find((l) => l.what === "metrics")!.port as number;
+      const port = await operator.port("metrics");
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toMatch(
         /^rest_client_rate_limiter_duration_seconds_count\{verb="PATCH",host="127\.0\.0\.1:\d+"\} [1-9]/m,
       );
     });
   } finally {
-    operator.kill("SIGTERM");
-    const status = await operator.status;
-    await follow;
-    expect(status.code).toBe(0);
+    expect((await operator.stop()).code).toBe(0);
   }
 });

@@ -49,6 +49,12 @@ export interface SelectedContext {
 /** A kubeconfig that cannot be used; the message names the file, the entry and the fix. */
 export class KubeconfigError extends Error {
   override readonly name = "KubeconfigError";
+  /** True when what was asked for on the command line is wrong (exit 2), not the environment. */
+  readonly misuse: boolean;
+  constructor(message: string, options: { misuse?: boolean } = {}) {
+    super(message);
+    this.misuse = options.misuse ?? false;
+  }
 }
 
 function dirname(path: string): string {
@@ -101,7 +107,16 @@ export function selectContext(
     try {
       doc = (parse(source.text) ?? {}) as Record<string, unknown>;
     } catch (error) {
-      throw new KubeconfigError(`${source.path} is not valid YAML: ${(error as Error).message}`);
+      // Never the parser's message: it quotes the offending line, which may hold a token.
+      const { code, linePos } = error as {
+        code?: string;
+        linePos?: { line: number; col: number }[];
+      };
+      const at = linePos?.[0] ? ` at line ${linePos[0].line}, column ${linePos[0].col}` : "";
+      throw new KubeconfigError(
+        `${source.path} is not valid YAML${at}${code ? ` (${code})` : ""}; fix it, or point ` +
+          `--kubeconfig or KUBECONFIG at another file`,
+      );
     }
     if (typeof doc !== "object" || Array.isArray(doc)) {
       throw new KubeconfigError(`${source.path} is not a kubeconfig (expected a mapping)`);
@@ -135,6 +150,7 @@ export function selectContext(
     throw new KubeconfigError(
       `context "${contextName}" is not defined in ${files} ` +
         `(contexts: ${[...contexts.keys()].join(", ") || "none"})`,
+      { misuse: Boolean(options.context) },
     );
   }
   const cluster = context.cluster ? clusters.get(context.cluster) : undefined;

@@ -70,7 +70,9 @@ export async function loadClusterConfig(options: LoadOptions = {}): Promise<Clus
     for (const path of paths) {
       const text = await readIfExists(path);
       if (text === undefined) {
-        if (required) throw new KubeconfigError(`--kubeconfig ${path}: file not found`);
+        if (required) {
+          throw new KubeconfigError(`--kubeconfig ${path}: file not found`, { misuse: true });
+        }
         continue;
       }
       sources.push({ path, text });

@@ -3,6 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ClusterConfig, ExecConfig } from "./cluster_config.ts";
 import { ConnectionHealth } from "./connection_health.ts";
 import { NetworkError, networkErrorFrom } from "./network_error.ts";
+import { safeExcerpt } from "./secret_redaction.ts";
 
 const log = getLogger(["ptemplate", "client"]);
 
@@ -16,6 +17,11 @@ interface ExecCredential {
   clientKeyData?: string;
   /** Local time (ms) after which it must be fetched again; undefined means never. */
   expiresAt?: number;
+}
+
+/** A credential could not be had (an exec plugin failed, a token file is missing). */
+export class CredentialError extends Error {
+  override readonly name = "CredentialError";
 }
 
 /** One request as the client sends it. */
@@ -122,15 +128,14 @@ export class Transport {
       if (exchange.signal?.aborted) throw exchange.signal.reason ?? error;
       if (epoch.signal.aborted) throw epoch.signal.reason;
       if (deadline.signal.aborted) {
+        const seconds = Number((timeoutMs / 1000).toFixed(1));
         const silent = new NetworkError(
           "timeout",
-          `no answer from ${this.config.server} within ${timeoutMs / 1000} s`,
+          `no answer from ${this.config.server} within ${seconds} s`,
           { cause: error },
         );
         this.health.failed(silent);
-        if (this.#epoch === epoch) {
-          this.reset(`a request got no answer within ${timeoutMs / 1000} s`);
-        }
+        if (this.#epoch === epoch) this.reset(`a request got no answer within ${seconds} s`);
         throw silent;
       }
       const classified = networkErrorFrom(error, this.config.server);
@@ -237,7 +242,19 @@ export class Transport {
     if (!this.config.tokenFile) return undefined;
     const now = Date.now();
     if (!this.#fileToken || now - this.#fileToken.readAt > TOKEN_FILE_TTL_MS) {
-      const value = (await Deno.readTextFile(this.config.tokenFile)).trim();
+      let value: string;
+      try {
+        value = (await Deno.readTextFile(this.config.tokenFile)).trim();
+      } catch (error) {
+        throw new CredentialError(
+          `cannot read the token file ${this.config.tokenFile} (from ${this.config.source}): ` +
+            `${
+              error instanceof Deno.errors.NotFound
+                ? "it does not exist"
+                : safeExcerpt(String(error))
+            }`,
+        );
+      }
       this.#fileToken = { value, readAt: now };
     }
     return this.#fileToken.value;
@@ -246,7 +263,8 @@ export class Transport {
 
 /**
  * Runs a `client.authentication.k8s.io/v1` exec plugin non-interactively and reads the
- * ExecCredential it prints. Its stderr is passed through, since plugins explain failures there.
+ * ExecCredential it prints. What it printed never goes into an error beyond the first line of
+ * its stderr with anything token-shaped redacted: plugins print tokens, and errors end up in logs.
  */
 async function runExecPlugin(exec: ExecConfig, source: string): Promise<ExecCredential> {
   const apiVersion = exec.apiVersion ?? "client.authentication.k8s.io/v1";
@@ -258,6 +276,7 @@ async function runExecPlugin(exec: ExecConfig, source: string): Promise<ExecCred
     }),
   };
   for (const { name, value } of exec.env ?? []) env[name] = value;
+  const plugin = `exec credential plugin "${exec.command}" (from ${source})`;
   let output: Deno.CommandOutput;
   try {
     output = await new Deno.Command(exec.command, {
@@ -269,33 +288,38 @@ async function runExecPlugin(exec: ExecConfig, source: string): Promise<ExecCred
       stderr: "piped",
     }).output();
   } catch (error) {
-    throw new Error(
-      `exec credential plugin "${exec.command}" (from ${source}) could not be started: ` +
-        `${(error as Error).message}`,
+    const missing = error instanceof Deno.errors.NotFound;
+    throw new CredentialError(
+      `${plugin} could not be started: ${
+        missing
+          ? "no such program; install it, or put it on PATH"
+          : safeExcerpt((error as Error).message)
+      }`,
     );
   }
-  const stderr = new TextDecoder().decode(output.stderr).trim();
   if (!output.success) {
-    throw new Error(
-      `exec credential plugin "${exec.command}" (from ${source}) exited with ${output.code}` +
-        (stderr ? `: ${stderr}` : ""),
+    const said = safeExcerpt(new TextDecoder().decode(output.stderr));
+    throw new CredentialError(
+      `${plugin} exited with code ${output.code}${said ? `: ${said}` : ""}; run it by hand to ` +
+        `see why (it may need a login)`,
     );
   }
+  const stdout = new TextDecoder().decode(output.stdout);
   let status: Record<string, string | undefined>;
   try {
-    const parsed = JSON.parse(new TextDecoder().decode(output.stdout));
-    if (parsed.kind !== "ExecCredential") throw new Error(`kind is ${parsed.kind}`);
+    const parsed = JSON.parse(stdout);
+    if (parsed?.kind !== "ExecCredential") throw new Error();
     status = parsed.status ?? {};
-  } catch (error) {
-    throw new Error(
-      `exec credential plugin "${exec.command}" (from ${source}) did not print an ` +
-        `ExecCredential: ${(error as Error).message}`,
+  } catch {
+    // Not even a fragment of the output: a plugin that prints a bare token would leak it here.
+    throw new CredentialError(
+      `${plugin} did not print an ExecCredential (JSON with kind ExecCredential) but ` +
+        `${output.stdout.length} bytes of something else`,
     );
   }
   if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
-    throw new Error(
-      `exec credential plugin "${exec.command}" (from ${source}) printed neither a token ` +
-        `nor a client certificate and key`,
+    throw new CredentialError(
+      `${plugin} printed neither a token nor a client certificate and key`,
     );
   }
   const expiresAt = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : undefined;

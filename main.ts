@@ -5,11 +5,13 @@ import {
   CUSTOM_RESOURCE_DEFINITION,
   isApiError,
   KubeClient,
+  KubeconfigError,
   loadClusterConfig,
   log,
   Manager,
   MAX_CONCURRENCY,
   parseBindAddress,
+  preflight,
   setupLogging,
   shutdownSignal,
   type Unstructured,
@@ -118,8 +120,12 @@ const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
     flags: { ...CONNECTION, ...PLUGINS },
   },
   uninstall: {
-    summary: "delete the CRDs from the cluster (and with them every object of their kinds!)",
-    flags: { ...CONNECTION, ...PLUGINS },
+    summary: "delete the CRDs from the cluster, and with them every object of their kinds",
+    flags: {
+      ...CONNECTION,
+      ...PLUGINS,
+      yes: { kind: "boolean", help: "delete even when objects of the kinds exist" },
+    },
   },
   version: { summary: "print the version", flags: {} },
 };
@@ -176,14 +182,20 @@ async function run(values: Record<string, unknown>): Promise<void> {
     format: (values["log-format"] as "auto" | undefined) ?? "auto",
   });
   const logger = log("main");
-  const metricsBind = parseBindAddress(
-    (values["metrics-bind-address"] as string | undefined) ?? ":8080",
-    "--metrics-bind-address",
-  );
-  const healthBind = parseBindAddress(
-    (values["health-probe-bind-address"] as string | undefined) ?? ":8081",
-    "--health-probe-bind-address",
-  );
+  const bind = (flag: string, fallback: string) => {
+    try {
+      return parseBindAddress((values[flag] as string | undefined) ?? fallback, `--${flag}`);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  };
+  const metricsBind = bind("metrics-bind-address", ":8080");
+  const healthBind = bind("health-probe-bind-address", ":8081");
+  for (const namespace of (values.namespace as string[] | undefined) ?? []) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
+      throw new UsageError(`--namespace "${namespace}" is not a namespace name (a DNS label)`);
+    }
+  }
   const concurrency = values.concurrency as number | undefined;
   if (concurrency !== undefined && (concurrency < 1 || concurrency > MAX_CONCURRENCY)) {
     throw new UsageError(
@@ -194,12 +206,23 @@ async function run(values: Record<string, unknown>): Promise<void> {
   const client = await connect(values);
   const config = client.transport.config;
   const inCluster = config.source.startsWith("in-cluster");
-  logger.info("ptemplate-operator {version} running {where} against {server} ({source})", {
-    version: VERSION,
-    where: inCluster ? "in-cluster" : "on a workstation",
-    server: config.server,
-    source: config.source,
-  });
+  try {
+    // Before anything starts: reachable, and accepting our credentials? If not, one line says why.
+    const serverVersion = await preflight(client);
+    logger.info(
+      "ptemplate-operator {version} running {where} against {server} ({serverVersion}, {source})",
+      {
+        version: VERSION,
+        where: inCluster ? "in-cluster" : "on a workstation",
+        server: config.server,
+        serverVersion,
+        source: config.source,
+      },
+    );
+  } catch (error) {
+    client.close();
+    throw error;
+  }
   const leaderElect = (values["leader-elect"] as boolean | undefined) ?? inCluster;
   const namespaces = (values.namespace as string[] | undefined) ?? [];
   logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
@@ -207,6 +230,7 @@ async function run(values: Record<string, unknown>): Promise<void> {
     scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
     le: leaderElect ? "on" : "off",
   });
+  const signal = shutdownSignal(logger);
   const manager = new Manager({
     client,
     plugins: entries.map((e) => e.plugin),
@@ -221,28 +245,19 @@ async function run(values: Record<string, unknown>): Promise<void> {
     concurrency,
   });
   try {
-    await manager.run(shutdownSignal(logger));
+    await manager.run(signal);
   } finally {
     client.close();
   }
 }
 
-async function install(values: Record<string, unknown>, remove: boolean): Promise<void> {
+async function install(values: Record<string, unknown>): Promise<void> {
   const crds = crdsOf(await catalogFor(values));
   const client = await connect(values);
   try {
+    await preflight(client);
     for (const crd of crds) {
       const name = crd.metadata!.name!;
-      if (remove) {
-        try {
-          await client.delete(CUSTOM_RESOURCE_DEFINITION, name);
-          console.log(`deleted CustomResourceDefinition ${name}`);
-        } catch (error) {
-          if (!isApiError(error, 404)) throw error;
-          console.log(`CustomResourceDefinition ${name} was not installed`);
-        }
-        continue;
-      }
       await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, {
         fieldManager: "ptemplate-operator",
         force: true,
@@ -262,10 +277,63 @@ async function install(values: Record<string, unknown>, remove: boolean): Promis
   }
 }
 
+/**
+ * Deletes the CRDs, and with them every object of their kinds; says what that is first, and
+ * deletes nothing that exists without --yes.
+ */
+async function uninstall(values: Record<string, unknown>): Promise<void> {
+  const crds = crdsOf(await catalogFor(values));
+  const client = await connect(values);
+  try {
+    await preflight(client);
+    const present: { name: string; kind: string; count: number }[] = [];
+    for (const crd of crds) {
+      const name = crd.metadata!.name!;
+      try {
+        await client.get(CUSTOM_RESOURCE_DEFINITION, name);
+      } catch (error) {
+        if (!isApiError(error, 404)) throw error;
+        console.log(`CustomResourceDefinition ${name} is not installed`);
+        continue;
+      }
+      const spec = crd.spec as { group: string; names: { kind: string; plural: string } };
+      const resource = {
+        group: spec.group,
+        version: (crd.spec as { versions: { name: string; storage: boolean }[] }).versions
+          .find((v) => v.storage)!.name,
+        kind: spec.names.kind,
+        plural: spec.names.plural,
+        namespaced: (crd.spec as { scope: string }).scope === "Namespaced",
+      };
+      const { items } = await client.listAll(resource);
+      present.push({ name, kind: spec.names.kind, count: items.length });
+    }
+    const objects = present.reduce((sum, p) => sum + p.count, 0);
+    for (const { name, kind, count } of present) {
+      console.log(`CustomResourceDefinition ${name}: ${count} ${kind} object(s) would be deleted`);
+    }
+    if (objects > 0 && !values.yes) {
+      throw new UsageError(
+        `uninstall would delete ${objects} object(s) with their CRDs; run again with --yes ` +
+          `if that is what you want`,
+      );
+    }
+    for (const { name } of present) {
+      await client.delete(CUSTOM_RESOURCE_DEFINITION, name);
+      console.log(`deleted CustomResourceDefinition ${name}`);
+    }
+  } finally {
+    client.close();
+  }
+}
+
 /** Runs the command line; returns the exit code. */
-export async function main(args: string[]): Promise<number> {
+export async function main(argv: string[]): Promise<number> {
+  // `deno task start -- --flag` passes the separator on; it means nothing here.
+  const args = argv[0] === "--" ? argv.slice(1) : argv;
   const command = args[0] && !args[0].startsWith("-") ? args[0] : "run";
   const rest = command === args[0] ? args.slice(1) : args;
+  if (rest[0] === "--") rest.shift();
   if (!COMMANDS[command]) {
     console.error(
       `unknown command "${command}"; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)`,
@@ -293,20 +361,26 @@ export async function main(args: string[]): Promise<number> {
         );
         return 0;
       case "install":
+        await install(values);
+        return 0;
       case "uninstall":
-        await install(values, command === "uninstall");
+        await uninstall(values);
         return 0;
       default:
         await run(values);
         return 0;
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`error: ${error.message} (see ptemplate-operator ${command} --help)`);
-      return 2;
-    }
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
+    // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
+    const misuse = error instanceof UsageError ||
+      (error instanceof KubeconfigError && error.misuse);
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(
+      `error: ${message.replaceAll("\n", " ")}${
+        misuse ? ` (see ptemplate-operator ${command} --help)` : ""
+      }`,
+    );
+    return misuse ? 2 : 1;
   }
 }
 

@@ -6,6 +6,7 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { ApiError, isApiError } from "../kube/errors.ts";
 import { NetworkError } from "../kube/network_error.ts";
+import { missingRule, StartupError } from "../kube/preflight.ts";
 import type { Resource } from "../kube/resource.ts";
 import { ReconnectBackoff } from "./backoff.ts";
 import { sleep } from "../util/sleep.ts";
@@ -57,6 +58,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   lists = 0;
 
   constructor(client: KubeClient, resource: Resource, options: InformerOptions) {
+    // Rejects only when a required kind may not be read; whoever waits for sync hears of it.
+    this.#synced.promise.catch(() => {});
     this.#client = client;
     this.resource = resource;
     this.namespace = resource.namespaced ? options.namespace : undefined;
@@ -140,6 +143,16 @@ export class Informer<T extends KubeObject = KubeObject> {
           });
           needList = true;
           continue;
+        }
+        if (isApiError(error, 403) && needList && !this.#hasSynced && !this.#options.optional) {
+          // Not allowed to read a kind the plugins need: nothing can work, so say what to grant.
+          const { group, plural } = this.resource;
+          this.#synced.reject(
+            new StartupError(
+              `${error.message}; ${missingRule(group, plural, ["list", "watch"], this.namespace)}`,
+            ),
+          );
+          return;
         }
         const forbidden = isApiError(error, 403) && this.#options.optional;
         if ((isApiError(error, 404) || forbidden) && needList) {

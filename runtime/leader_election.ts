@@ -34,6 +34,7 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { LEASE } from "../kube/kinds.ts";
+import { missingRule, StartupError } from "../kube/preflight.ts";
 import { Instant } from "../util/clock.ts";
 import { sleep } from "../util/sleep.ts";
 import { ReconnectBackoff } from "./backoff.ts";
@@ -117,6 +118,8 @@ export class LeaderElector {
   #renewed?: Instant;
   #leading = false;
   #wake?: () => void;
+  /** Until the lease was first read, a refusal or a missing namespace is fatal, not retried. */
+  #everRead = false;
 
   constructor(client: KubeClient, options: LeaderElectionOptions) {
     this.#client = client;
@@ -222,7 +225,7 @@ export class LeaderElector {
     }
   }
 
-  /** Until we hold the lease (true) or `signal` aborts (false). */
+  /** Until we hold the lease (true) or `signal` aborts (false); throws StartupError if it never can. */
   async #acquire(signal: AbortSignal): Promise<boolean> {
     const { retryPeriodMs } = this.#options;
     let nextLook = 0;
@@ -307,10 +310,12 @@ export class LeaderElector {
           spec: { ...spec(Date.now(), {}), leaseTransitions: 0 },
         }, { signal, timeoutMs });
         this.#renewed = sent;
+        this.#everRead = true;
         this.#observe(created, sent);
         return "acquired";
       }
       // Observed now, after the answer arrived: the later instant is the safe one for a follower.
+      this.#everRead = true;
       this.#observe(lease, Instant.now());
       if (this.#heldByAnother()) return "held";
       const sent = Instant.now();
@@ -323,6 +328,7 @@ export class LeaderElector {
       return "acquired";
     } catch (error) {
       if (signal.aborted) return "failed";
+      if (!this.#everRead) this.#failStartup(error);
       // A conflict means the record changed since we read it; the next look tells by whom.
       if (!isApiError(error, 409)) {
         this.#warnings.warn(causeOf(error), "lease {lease}: {error}", {
@@ -331,6 +337,32 @@ export class LeaderElector {
         });
       }
       return "failed";
+    }
+  }
+
+  /**
+   * Throws a StartupError for what will not get better by retrying at start-up: no permission on
+   * the lease, or no such namespace. (Later, the same is retried: RBAC may be mid-change.)
+   */
+  #failStartup(error: unknown): void {
+    const { namespace, name } = this.#options;
+    if (isApiError(error, 403)) {
+      throw new StartupError(
+        `${error.message}; leader election needs the Lease ${namespace}/${name}: ${
+          missingRule(
+            "coordination.k8s.io",
+            "leases",
+            ["get", "create", "update", "watch"],
+            namespace,
+          )
+        }`,
+      );
+    }
+    if (isApiError(error, 404) && error.details?.kind === "namespaces") {
+      throw new StartupError(
+        `the leader-election namespace "${namespace}" does not exist: create it (kubectl ` +
+          `create namespace ${namespace}) or choose another with --leader-election-namespace`,
+      );
     }
   }
 

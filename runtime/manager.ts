@@ -8,11 +8,12 @@ import { Controller } from "./controller.ts";
 import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
 import { KubeEventRecorder } from "./events.ts";
 import { InformerPool } from "./informer_pool.ts";
+import { exposeProcessMetrics } from "./process_metrics.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
 import { type AnyPlugin, MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
-import { Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
+import { type BindAddress, Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 
 export interface ManagerOptions {
@@ -29,10 +30,10 @@ export interface ManagerOptions {
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
   };
-  /** Where to serve `/metrics`; undefined to not serve. */
-  metricsBind?: { hostname: string; port: number };
+  /** Where to serve `/metrics`; undefined to not serve. `flag` names it in errors. */
+  metricsBind?: BindAddress;
   /** Where to serve `/healthz` and `/readyz`; undefined to not serve. */
-  healthBind?: { hostname: string; port: number };
+  healthBind?: BindAddress;
   /**
    * How long in-flight reconciles may run after SIGTERM before they are cancelled; default 30 s.
    * Keep it below the pod's terminationGracePeriodSeconds, or the kubelet kills us mid-write.
@@ -90,6 +91,7 @@ export class Manager {
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
+    exposeProcessMetrics(this.registry);
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
       throw new RangeError(
@@ -152,8 +154,8 @@ export class Manager {
   async run(signal: AbortSignal): Promise<void> {
     const informers = new AbortController();
     const servers: EndpointServer[] = [];
-    const readyz = new Checks();
-    const healthz = new Checks();
+    const readyz = new Checks("readyz");
+    const healthz = new Checks("healthz");
     healthz.add("ping", () => undefined);
     const health = this.#options.client.transport.health;
     const unhealthyAfterMs = this.#options.connection?.unhealthyAfterMs ?? 60_000;
@@ -300,16 +302,33 @@ function abortPromise(signal: AbortSignal): Promise<void> {
   });
 }
 
-/** An AbortSignal that fires on the first SIGTERM or SIGINT (a second one exits at once). */
-export function shutdownSignal(log: Logger = rootLog("manager")): AbortSignal {
+/**
+ * An AbortSignal that fires on the first SIGTERM or SIGINT: a graceful drain and lease release.
+ * Repeats within `repeatWindowMs` are the same request (a terminal's Ctrl-C under `deno task`
+ * reaches the operator twice: from the terminal, and forwarded by deno task); a signal after
+ * that window forces an exit at once.
+ */
+export function shutdownSignal(
+  log: Logger = rootLog("manager"),
+  options: { repeatWindowMs?: number } = {},
+): AbortSignal {
+  const windowMs = options.repeatWindowMs ?? 2_000;
   const controller = new AbortController();
+  let first: number | undefined;
   const handler = (signal: Deno.Signal) => () => {
-    if (controller.signal.aborted) {
-      log.warn("second {signal}: exiting now", { signal });
+    if (first === undefined) {
+      first = performance.now();
+      log.info("received {signal}; shutting down (again after {seconds} s to exit at once)", {
+        signal,
+        seconds: windowMs / 1000,
+      });
+      controller.abort();
+    } else if (performance.now() - first < windowMs) {
+      log.debug("{signal} again: already shutting down", { signal });
+    } else {
+      log.warn("{signal} again: exiting now, without finishing", { signal });
       Deno.exit(1);
     }
-    log.info("received {signal}; shutting down", { signal });
-    controller.abort();
   };
   Deno.addSignalListener("SIGTERM", handler("SIGTERM"));
   Deno.addSignalListener("SIGINT", handler("SIGINT"));

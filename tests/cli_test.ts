@@ -4,7 +4,14 @@ import { parseAllDocuments } from "yaml";
 import { spawnOperator } from "./fixtures/operator_command.ts";
 
 async function run(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawnOperator(args);
+  return await runWith({}, ...args);
+}
+
+async function runWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawnOperator(args, { env });
   const [status, stdout, stderr] = await Promise.all([
     child.status,
     new Response(child.stdout).text(),
@@ -45,8 +52,26 @@ Deno.test("cli: mistakes exit 2 and say what is wrong", async () => {
   expect(plugin.stderr).toContain("unknown plugin nosuch; known: kmm-module");
 });
 
-Deno.test("cli: no cluster configuration is one error listing what was tried", async () => {
+Deno.test("cli: a --kubeconfig that is not there is a mistake of the command line", async () => {
   const result = await run("run", "--kubeconfig", "/nonexistent/kubeconfig");
-  expect(result.code).toBe(1);
+  expect(result.code).toBe(2);
   expect(result.stderr).toContain("--kubeconfig /nonexistent/kubeconfig: file not found");
+});
+
+Deno.test("cli: no cluster configuration is one error listing what was tried", async () => {
+  const home = await Deno.makeTempDir({ prefix: "ptemplate-home-" });
+  try {
+    // Deno finds its own cache through HOME too: keep that one.
+    const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`;
+    const denoDir = Deno.env.get("DENO_DIR") ?? `${cache}/deno`;
+    const result = await runWith({ HOME: home, KUBECONFIG: "", DENO_DIR: denoDir }, "run");
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^error: no Kubernetes cluster configuration found; tried --kubeconfig \(not given\), \$KUBECONFIG \(unset\), in-cluster .*, .*\/\.kube\/config \(missing\)\. Pass --kubeconfig <file>/,
+      ),
+    ]);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });

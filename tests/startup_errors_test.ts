@@ -1,0 +1,507 @@
+/**
+ * Broken configurations fail fast, with the fix: each of them, run through the real main.ts with
+ * the binary's permissions, exits with the right code (1 for the environment, 2 for misuse) within
+ * a bound, its last line names the problem and the fix, nothing prints a stack trace, and no
+ * secret it was given shows up anywhere in its output.
+ */
+import { expect } from "expect";
+import type { ClusterConfig } from "../kube/cluster_config.ts";
+import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
+import { NAMESPACE } from "../kube/kinds.ts";
+import { createControlPlanePki } from "../testing/certificates.ts";
+import { type ControlPlane, grantClusterAdmin } from "../testing/control_plane.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { spawnOperator } from "./fixtures/operator_command.ts";
+
+/** How long any one of them may take: the slowest waits out a 10 s deadline. */
+const BOUND_MS = 25_000;
+const TOKEN = "k8s-tok3n-Zq81XfKp0LmW2vBn7YhRt5";
+const PLUGIN_TOKEN = "plug1n-t0ken-Hg72PqLx9WmZ3vKc8RtY";
+
+interface Case {
+  why: string;
+  /** Arguments after `run` (a kubeconfig is added unless `kubeconfig: false`). */
+  args?: string[];
+  /** The kubeconfig to run with; default the admin's. */
+  kubeconfig?: string | false;
+  code: 1 | 2;
+  /** What the last line must match. */
+  says: RegExp;
+  /** Texts that must appear nowhere in stdout or stderr. */
+  secrets?: string[];
+}
+
+const base64 = (text: string) => btoa(text);
+
+/** An RS256 JWT signed with the cluster's service-account key, expired an hour ago. */
+async function expiredToken(plane: ControlPlane): Promise<string> {
+  const pem = await Deno.readTextFile(`${plane.dir}/sa.key`);
+  const der = Uint8Array.from(
+    atob(pem.replace(/-----[^-]+-----/g, "").replace(/\s/g, "")),
+    (c) => c.charCodeAt(0),
+  );
+  const key = await crypto.subtle.importKey(
+    "pkcs8",
+    der,
+    { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const url = (data: Uint8Array | string) =>
+    btoa(typeof data === "string" ? data : String.fromCharCode(...data))
+      .replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  const now = Math.floor(Date.now() / 1000);
+  const header = url(JSON.stringify({ alg: "RS256", typ: "JWT" }));
+  const payload = url(JSON.stringify({
+    iss: `${plane.server}/`,
+    aud: [`${plane.server}/`],
+    sub: "system:serviceaccount:default:default",
+    iat: now - 7200,
+    nbf: now - 7200,
+    exp: now - 3600,
+  }));
+  const signature = await crypto.subtle.sign(
+    "RSASSA-PKCS1-v1_5",
+    key,
+    new TextEncoder().encode(`${header}.${payload}`),
+  );
+  return `${header}.${payload}.${url(new Uint8Array(signature))}`;
+}
+
+await integrationTest("broken configurations fail fast, with the fix", {}, async (plane, step) => {
+  const admin = plane.client();
+  const dir = plane.dir;
+  const file = async (name: string, text: string, mode = 0o600) => {
+    const path = `${dir}/${name}`;
+    await Deno.writeTextFile(path, text, { mode });
+    return path;
+  };
+  const kubeconfig = (name: string, changes: Partial<ClusterConfig>) =>
+    file(`${name}.kubeconfig`, kubeconfigYaml({ ...plane.adminConfig, ...changes }));
+  const plugin = (name: string, script: string) => file(name, `#!/bin/sh\n${script}\n`, 0o700);
+  const port = Number(new URL(plane.server).port);
+  const freePort = () => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = listener.addr as Deno.NetAddr;
+    listener.close();
+    return port;
+  };
+
+  // Servers that are not what a kubeconfig says: one that never answers, one that answers plain
+  // HTTP (not a Kubernetes API), and ports held busy.
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of silent) held.push(conn);
+  })().catch(() => {});
+  const plain = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("no", { status: 404 }),
+  );
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const busyPort = (busy.addr as Deno.NetAddr).port;
+
+  const otherPki = await createControlPlanePki();
+  await admin.create(NAMESPACE, { metadata: { name: "empty-handed" } });
+  const nobody = await plane.serviceAccountIdentity("empty-handed", "nobody");
+  const expired = await expiredToken(plane);
+  const clientKey = plane.adminConfig.clientKeyData!;
+
+  const cases: Case[] = [
+    // Reaching the server.
+    {
+      why: "a closed port",
+      kubeconfig: await kubeconfig("closed", { server: `https://127.0.0.1:${freePort()}` }),
+      code: 1,
+      says: /connection refused by 127\.0\.0\.1:\d+: is the API server running/,
+    },
+    {
+      why: "a CA that did not sign the server's certificate, and a token",
+      kubeconfig: await kubeconfig("wrong-ca", {
+        caData: otherPki.ca.cert,
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        token: TOKEN,
+      }),
+      code: 1,
+      says:
+        /TLS with 127\.0\.0\.1:\d+ failed: its certificate is not signed by the certificate authority we were given/,
+      secrets: [TOKEN],
+    },
+    {
+      why: "no CA at all, and a client key",
+      kubeconfig: await kubeconfig("no-ca", { caData: undefined }),
+      code: 1,
+      says: /its certificate is not signed by the certificate authority/,
+      secrets: [base64(clientKey), clientKey.split("\n")[1]],
+    },
+    {
+      why: "http:// for an https server",
+      kubeconfig: await kubeconfig("plain-http", { server: `http://127.0.0.1:${port}` }),
+      code: 1,
+      says: /speaks HTTPS: use https:\/\/ in the server URL/,
+    },
+    {
+      why: "https:// for a plain-HTTP server",
+      kubeconfig: await kubeconfig("not-tls", { server: `https://127.0.0.1:${plain.addr.port}` }),
+      code: 1,
+      says: /it does not speak TLS there/,
+    },
+    {
+      why: "a server that never answers",
+      kubeconfig: await kubeconfig("silent", {
+        server: `https://127.0.0.1:${(silent.addr as Deno.NetAddr).port}`,
+      }),
+      code: 1,
+      says:
+        /cannot reach the Kubernetes API server at https:\/\/127\.0\.0\.1:\d+ .*no answer from .* within 10 s/,
+    },
+    {
+      why: "an HTTP server that is not Kubernetes",
+      kubeconfig: await kubeconfig("not-kube", { server: `http://127.0.0.1:${plain.addr.port}` }),
+      code: 1,
+      says: /answered \/version with 404 NotFound: is this address a Kubernetes API server\?/,
+    },
+    // Credentials.
+    {
+      why: "a bogus token",
+      kubeconfig: await kubeconfig("bogus", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        token: TOKEN,
+      }),
+      code: 1,
+      says:
+        /refused our credentials \(401 Unauthorized\): the token in .* is not valid for this cluster, or has expired/,
+      secrets: [TOKEN],
+    },
+    {
+      why: "an expired token",
+      kubeconfig: await kubeconfig("expired", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        token: expired,
+      }),
+      code: 1,
+      says: /refused our credentials \(401 Unauthorized\)/,
+      secrets: [expired, expired.split(".")[2]],
+    },
+    {
+      why: "no credentials at all",
+      kubeconfig: await kubeconfig("anonymous", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+      }),
+      code: 1,
+      says: /saw no credentials \(we were system:anonymous\): .* names no credentials/,
+    },
+    {
+      why: "a client certificate from another CA",
+      kubeconfig: await kubeconfig("foreign-cert", {
+        clientCertData: otherPki.admin.cert,
+        clientKeyData: otherPki.admin.key,
+      }),
+      code: 1,
+      says:
+        /(refused our credentials \(401 Unauthorized\): the client certificate|did not accept our client certificate)/,
+      secrets: [base64(otherPki.admin.key)],
+    },
+    {
+      why: "an exec plugin that fails and prints a token to stderr",
+      kubeconfig: await kubeconfig("exec-fails", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        exec: {
+          command: await plugin(
+            "fails.sh",
+            `echo "login expired; cached token was ${PLUGIN_TOKEN}" >&2\nexit 3`,
+          ),
+        },
+      }),
+      code: 1,
+      says:
+        /exec credential plugin ".*fails\.sh" .* exited with code 3: login expired; cached token was \[redacted\]; run it by hand/,
+      secrets: [PLUGIN_TOKEN],
+    },
+    {
+      why: "an exec plugin that is not there",
+      kubeconfig: await kubeconfig("exec-missing", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        exec: { command: `${dir}/no-such-plugin` },
+      }),
+      code: 1,
+      says: /could not be started: no such program; install it, or put it on PATH/,
+    },
+    {
+      why: "an exec plugin that prints a bare token",
+      kubeconfig: await kubeconfig("exec-garbage", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        exec: { command: await plugin("garbage.sh", `echo ${PLUGIN_TOKEN}`) },
+      }),
+      code: 1,
+      says: /did not print an ExecCredential \(JSON with kind ExecCredential\) but \d+ bytes/,
+      secrets: [PLUGIN_TOKEN, PLUGIN_TOKEN.slice(0, 10)],
+    },
+    {
+      why: "a token file that does not exist",
+      kubeconfig: await kubeconfig("token-file", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        tokenFile: `${dir}/no-such-token`,
+      }),
+      code: 1,
+      says: /cannot read the token file .*no-such-token .*: it does not exist/,
+    },
+    // The kubeconfig itself.
+    {
+      why: "an empty kubeconfig",
+      kubeconfig: await file("empty.kubeconfig", ""),
+      code: 1,
+      says: /no current-context in .*: pass --context/,
+    },
+    {
+      why: "a context that does not exist",
+      args: ["--context", "nope"],
+      code: 2,
+      says: /context "nope" is not defined in .* \(contexts: ptemplate\)/,
+    },
+    {
+      why: "a current-context that does not exist",
+      kubeconfig: await file(
+        "dangling.kubeconfig",
+        (await Deno.readTextFile(plane.adminKubeconfigPath)).replace(
+          "current-context: ptemplate",
+          "current-context: gone",
+        ),
+      ),
+      code: 1,
+      says: /context "gone" is not defined/,
+    },
+    {
+      why: "a --kubeconfig that does not exist",
+      kubeconfig: `${dir}/nowhere.kubeconfig`,
+      code: 2,
+      says: /--kubeconfig .*nowhere\.kubeconfig: file not found/,
+    },
+    {
+      why: "a YAML error on the token's line",
+      kubeconfig: await file(
+        "broken.kubeconfig",
+        `apiVersion: v1\nkind: Config\nusers:\n  - name: u\n    user:\n      token: "${TOKEN}\n      extra: [\n`,
+      ),
+      code: 1,
+      says: /broken\.kubeconfig is not valid YAML at line \d+, column \d+/,
+      secrets: [TOKEN, TOKEN.slice(0, 12)],
+    },
+    {
+      why: "insecure-skip-tls-verify",
+      kubeconfig: await kubeconfig("insecure", { insecureSkipTlsVerify: true, caData: undefined }),
+      code: 1,
+      says: /sets insecure-skip-tls-verify, which Deno cannot honour per client/,
+    },
+    {
+      why: "a client certificate without its key",
+      kubeconfig: await file(
+        "half-cert.kubeconfig",
+        (await Deno.readTextFile(plane.adminKubeconfigPath)).replace(
+          /\n\s+client-key-data: .*/,
+          "",
+        ),
+      ),
+      code: 1,
+      says: /has a client certificate but no key; set both/,
+    },
+    // What only shows once it runs.
+    {
+      why: "a leader-election namespace that does not exist",
+      args: ["--leader-elect", "--leader-election-namespace=nowhere"],
+      code: 1,
+      says:
+        /the leader-election namespace "nowhere" does not exist: create it \(kubectl create namespace nowhere\)/,
+    },
+    {
+      why: "a ServiceAccount with no permissions",
+      kubeconfig: nobody.kubeconfigPath,
+      code: 1,
+      says:
+        /is forbidden: User "system:serviceaccount:empty-handed:nobody" cannot list .*; grant it: - apiGroups: \[".*"\] resources: \[".*"\] verbs: \["list", "watch"\]/,
+      secrets: [nobody.token],
+    },
+    {
+      why: "a busy metrics port",
+      args: [`--metrics-bind-address=127.0.0.1:${busyPort}`],
+      code: 1,
+      says: new RegExp(
+        `--metrics-bind-address 127\\.0\\.0\\.1:${busyPort} is already in use by another process`,
+      ),
+    },
+    {
+      why: "a busy probe port",
+      args: [`--health-probe-bind-address=127.0.0.1:${busyPort}`],
+      code: 1,
+      says: new RegExp(`--health-probe-bind-address 127\\.0\\.0\\.1:${busyPort} is already in use`),
+    },
+    // The command line.
+    {
+      why: "a misspelt flag",
+      args: ["--kubeconfg=x"],
+      code: 2,
+      says: /unknown flag --kubeconfg; did you mean --kubeconfig\?/,
+    },
+    {
+      why: "no workers",
+      args: ["--concurrency=0"],
+      code: 2,
+      says: /--concurrency must be from 1 to 100/,
+    },
+    {
+      why: "too many workers",
+      args: ["--concurrency=101"],
+      code: 2,
+      says: /--concurrency must be from 1 to 100 workers per plugin, not 101/,
+    },
+    {
+      why: "workers as a word",
+      args: ["--concurrency=many"],
+      code: 2,
+      says: /--concurrency takes a whole number, not "many"/,
+    },
+    {
+      why: "a qps of 0",
+      args: ["--kube-api-qps=0"],
+      code: 2,
+      says: /--kube-api-qps must be above 0/,
+    },
+    {
+      why: "a burst of 0",
+      args: ["--kube-api-burst=0"],
+      code: 2,
+      says: /--kube-api-burst must be at least 1/,
+    },
+    {
+      why: "a bind address that is not one",
+      args: ["--metrics-bind-address=everywhere"],
+      code: 2,
+      says: /--metrics-bind-address "everywhere" is not host:port, :port or 0/,
+    },
+    {
+      why: "a log level that is not one",
+      args: ["--log-level=loud"],
+      code: 2,
+      says: /--log-level takes one of debug, info, warning, error, not "loud"/,
+    },
+    {
+      why: "a boolean that is not one",
+      args: ["--leader-elect=maybe"],
+      code: 2,
+      says: /--leader-elect takes true or false, not "maybe"/,
+    },
+    {
+      why: "a plugin that does not exist",
+      args: ["--plugins=nope"],
+      code: 2,
+      says: /--plugins: unknown plugin nope; known: /,
+    },
+    {
+      why: "a namespace that cannot be one",
+      args: ["--namespace=Bad_NS"],
+      code: 2,
+      says: /--namespace "Bad_NS" is not a namespace name/,
+    },
+    {
+      why: "an argument where none belongs",
+      args: ["stray"],
+      code: 2,
+      says: /unexpected argument "stray"/,
+    },
+  ];
+
+  const run = async (c: Case) => {
+    const kubeconfigArgs = c.kubeconfig === false
+      ? []
+      : [`--kubeconfig=${c.kubeconfig ?? plane.adminKubeconfigPath}`];
+    const started = performance.now();
+    const child = spawnOperator([
+      "run",
+      ...kubeconfigArgs,
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+      "--log-format=json",
+      ...(c.args ?? []),
+    ]);
+    const killer = setTimeout(() => child.kill("SIGKILL"), BOUND_MS + 10_000);
+    const { code, stdout, stderr } = await child.output();
+    clearTimeout(killer);
+    return {
+      ms: performance.now() - started,
+      code,
+      out: new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr),
+      stderr: new TextDecoder().decode(stderr),
+    };
+  };
+
+  try {
+    expect(cases.length).toBeGreaterThanOrEqual(30);
+    for (const c of cases) {
+      await step(c.why, async () => {
+        const result = await run(c);
+        const last = result.stderr.trim().split("\n").at(-1) ?? "";
+        expect({ code: result.code, last }).toEqual({
+          code: c.code,
+          last: expect.stringMatching(/^error: /),
+        });
+        expect(last).toMatch(c.says);
+        expect(result.ms).toBeLessThan(BOUND_MS);
+        expect(result.out).not.toMatch(/^\s+at |Uncaught|stack backtrace/im);
+        for (const secret of c.secrets ?? []) expect(result.out).not.toContain(secret);
+      });
+    }
+    await step("at run time, a failing credential plugin never shows a token either", async () => {
+      const operatorIdentity = await plane.serviceAccountIdentity("empty-handed", "runner");
+      await grantClusterAdmin(admin, operatorIdentity.username);
+      const count = `${dir}/exec-count`;
+      // A valid credential for 2 s, then failures that print both tokens.
+      const command = await plugin(
+        "flaky.sh",
+        `n=$(cat ${count} 2>/dev/null || echo 0); echo $((n + 1)) > ${count}
+if [ "$n" = "0" ]; then
+  expiry=$(date -u -d '+2 seconds' +%Y-%m-%dT%H:%M:%SZ)
+  echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${operatorIdentity.token}","expirationTimestamp":"'$expiry'"}}'
+else
+  echo "refresh failed: ${operatorIdentity.token} / ${PLUGIN_TOKEN}" >&2
+  echo "${PLUGIN_TOKEN}"
+  exit 1
+fi`,
+      );
+      const config = await kubeconfig("flaky", {
+        clientCertData: undefined,
+        clientKeyData: undefined,
+        exec: { command },
+      });
+      const child = spawnOperator([
+        "run",
+        `--kubeconfig=${config}`,
+        "--leader-elect",
+        "--leader-election-namespace=default",
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=0",
+        "--log-format=json",
+      ]);
+      setTimeout(() => child.kill("SIGTERM"), 8_000);
+      const { stdout, stderr } = await child.output();
+      const out = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
+      expect(Number(await Deno.readTextFile(count))).toBeGreaterThan(1);
+      expect(out).toContain("exited with code 1: refresh failed: [redacted]");
+      expect(out).not.toContain(operatorIdentity.token);
+      expect(out).not.toContain(PLUGIN_TOKEN);
+    });
+  } finally {
+    silent.close();
+    for (const conn of held) conn.close();
+    await accepting;
+    busy.close();
+    await plain.shutdown();
+  }
+});

@@ -158,6 +158,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     const { metrics } = this.#deps;
     const queue = new WorkQueue({ observer: metrics.queueObserver(this.name) });
     this.#queue = queue;
+    metrics.trackQueue(this.name, queue);
+    metrics.reconcilePanics.inc({ controller: this.name }, 0);
+    metrics.terminalErrors.inc({ controller: this.name }, 0);
     const concurrency = this.plugin.concurrency ?? this.#deps.concurrency ?? 1;
     metrics.maxConcurrent.set({ controller: this.name }, concurrency);
     metrics.activeWorkers.set({ controller: this.name }, 0);
@@ -299,7 +302,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       result = "error";
       metrics.reconcileErrors.inc({ controller: this.name });
       const message = error instanceof Error ? error.message : String(error);
+      if (isBug(error)) metrics.reconcilePanics.inc({ controller: this.name });
       if (error instanceof PermanentError) {
+        metrics.terminalErrors.inc({ controller: this.name });
         queue.forget(key);
         log.error("reconcile failed for good (not retried until it changes): {error}", {
           error: message,
@@ -329,6 +334,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       );
     }
   }
+}
+
+/** A JavaScript error that only a bug raises: what Go would call a panic. */
+function isBug(error: unknown): boolean {
+  return error instanceof TypeError || error instanceof ReferenceError ||
+    error instanceof RangeError || error instanceof SyntaxError;
 }
 
 /** `Kind|namespace/name` → [Kind, namespace/name]. */

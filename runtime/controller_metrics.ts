@@ -1,7 +1,7 @@
 /** The controller-runtime and client-go metric names people already graph, on one registry. */
 import type { RequestCounter } from "../kube/client.ts";
 import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from "./metrics.ts";
-import type { QueueObserver } from "./work_queue.ts";
+import type { QueueObserver, WorkQueue } from "./work_queue.ts";
 
 const RECONCILE_BUCKETS = [
   0.005,
@@ -59,6 +59,9 @@ export class ControllerMetrics {
   readonly queueDuration: Histogram;
   readonly workDuration: Histogram;
   readonly writeLoops: Counter;
+  readonly reconcilePanics: Counter;
+  readonly terminalErrors: Counter;
+  readonly #queues = new Map<string, WorkQueue>();
 
   constructor(readonly registry: Registry) {
     this.reconcileTotal = registry.counter(
@@ -110,11 +113,46 @@ export class ControllerMetrics {
       ["name"],
       QUEUE_BUCKETS,
     );
+    this.reconcilePanics = registry.counter(
+      "controller_runtime_reconcile_panics_total",
+      "Total number of reconciliation panics per controller (a plugin's own bug: a TypeError, " +
+        "ReferenceError, RangeError or SyntaxError out of reconcile)",
+      ["controller"],
+    );
+    this.terminalErrors = registry.counter(
+      "controller_runtime_terminal_reconcile_errors_total",
+      "Total number of terminal reconciliation errors per controller (PermanentError: not retried)",
+      ["controller"],
+    );
+    const unfinished = registry.gauge(
+      "workqueue_unfinished_work_seconds",
+      "How many seconds of work has been done that is in progress and hasn't been observed by " +
+        "work_duration. Large values indicate stuck threads.",
+      ["name"],
+    );
+    const longest = registry.gauge(
+      "workqueue_longest_running_processor_seconds",
+      "How many seconds has the longest running processor for workqueue been running.",
+      ["name"],
+    );
+    registry.onCollect(() => {
+      const now = Date.now();
+      for (const [name, queue] of this.#queues) {
+        const running = queue.inFlightSince().map((since) => (now - since) / 1000);
+        unfinished.set({ name }, running.reduce((sum, s) => sum + s, 0));
+        longest.set({ name }, running.length ? Math.max(...running) : 0);
+      }
+    });
     this.writeLoops = registry.counter(
       "controller_write_loops_detected_total",
       "Write loops stopped by the runtime: a child or status rewritten again and again without a spec change",
       ["controller", "kind"],
     );
+  }
+
+  /** The queue named `name` now (a controller makes a new one each time it starts leading). */
+  trackQueue(name: string, queue: WorkQueue): void {
+    this.#queues.set(name, queue);
   }
 
   /** Hooks a work queue named `name` to the workqueue_* metrics. */

@@ -6,6 +6,7 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { EVENT } from "../kube/kinds.ts";
+import { type CorrelatorOptions, EventCorrelator } from "./event_correlator.ts";
 import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
@@ -27,6 +28,8 @@ const AGGREGATION_WINDOW_MS = 10 * 60_000;
 interface Aggregate {
   name: string;
   namespace: string;
+  /** The object it is about, whose write budget it spends. */
+  uid: string;
   count: number;
   /** Count already written. */
   written: number;
@@ -42,26 +45,37 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #warnings: WarningThrottle;
   readonly #minIntervalMs: number;
   readonly #aggregates = new Map<string, Aggregate>();
+  readonly #correlator: EventCorrelator;
   readonly #pending = new Set<Promise<void>>();
   #closed = false;
   #lastSweep = 0;
 
   constructor(
     client: KubeClient,
-    options: { component: string; log: Logger; minIntervalMs?: number },
+    options: {
+      component: string;
+      log: Logger;
+      minIntervalMs?: number;
+      correlator?: CorrelatorOptions;
+    },
   ) {
     this.#client = client;
+    this.#correlator = new EventCorrelator(options.correlator);
     this.#component = options.component;
     this.#warnings = new WarningThrottle(options.log);
     this.#minIntervalMs = options.minIntervalMs ?? 10_000;
   }
 
-  record(object: KubeObject, event: EventInput): void {
+  record(object: KubeObject, input: EventInput): void {
     if (this.#closed) return;
     const meta = object.metadata ?? {};
-    const key = JSON.stringify([meta.uid, event.type, event.reason, event.message]);
+    const uid = meta.uid ?? `${meta.namespace}/${meta.name}`;
     const now = Date.now();
     this.#forgetOld(now);
+    // Similar events (one object, type and reason) combine once their messages keep changing.
+    const message = this.#correlator.message(uid, input.type, input.reason, input.message, now);
+    const event = { ...input, message };
+    const key = JSON.stringify([uid, event.type, event.reason, event.message]);
     const existing = this.#aggregates.get(key);
     if (existing) {
       existing.count++;
@@ -73,9 +87,12 @@ export class KubeEventRecorder implements EventRecorder {
       }, Math.max(0, wait));
       return;
     }
+    // A flood about one object is cut off: a burst of writes, then one per interval.
+    if (!this.#correlator.admit(uid, now)) return;
     const aggregate: Aggregate = {
       name: `${meta.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
       namespace: meta.namespace || "default",
+      uid,
       count: 1,
       written: 0,
       lastWrite: now,
@@ -92,6 +109,7 @@ export class KubeEventRecorder implements EventRecorder {
   #forgetOld(now: number): void {
     if (now - this.#lastSweep < 60_000) return;
     this.#lastSweep = now;
+    this.#correlator.sweep(now);
     for (const [key, aggregate] of this.#aggregates) {
       if (!aggregate.timer && now - aggregate.lastWrite > AGGREGATION_WINDOW_MS) {
         this.#aggregates.delete(key);
@@ -172,6 +190,8 @@ export class KubeEventRecorder implements EventRecorder {
 
   async #bump(aggregate: Aggregate): Promise<void> {
     aggregate.lastWrite = Date.now();
+    // Out of budget for this object: the count keeps growing and goes out with a later write.
+    if (!this.#correlator.admit(aggregate.uid, aggregate.lastWrite)) return;
     const count = aggregate.count;
     try {
       await this.#client.patch(EVENT, aggregate.name, {

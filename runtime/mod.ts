@@ -17,6 +17,7 @@ export * from "./metrics.ts";
 export * from "./ownership.ts";
 export * from "./plugin.ts";
 export * from "./probes.ts";
+export * from "./process_metrics.ts";
 export * from "./store.ts";
 export * from "./warning_throttle.ts";
 export * from "./work_queue.ts";

@@ -49,6 +49,11 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
+  /** When (ms since epoch) each key now in a worker's hands was handed out. */
+  inFlightSince(): number[] {
+    return [...this.#processing.values()];
+  }
+
   /** True when nothing waits, runs or is scheduled. */
   get idle(): boolean {
     return !this.#queue.length && !this.#processing.size && !this.#delayed.size;

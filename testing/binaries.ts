@@ -7,6 +7,7 @@
 export const KUBERNETES_VERSION = "v1.36.3";
 export const ETCD_VERSION = "v3.6.8";
 export const KWOK_VERSION = "v0.8.0";
+export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
 
 export type BinaryName =
   | "etcd"
@@ -14,7 +15,8 @@ export type BinaryName =
   | "kube-controller-manager"
   | "kube-scheduler"
   | "kubectl"
-  | "kwok";
+  | "kwok"
+  | "promlint";
 
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<BinaryName, string>;
@@ -69,6 +71,13 @@ const TOOLCHAINS: Toolchain[] = [
     packages: { kwok: "sigs.k8s.io/kwok/cmd/kwok" },
     ldflags: "-s -w",
   },
+  {
+    // Not part of the control plane: what `promtool check metrics` runs, to lint our /metrics.
+    module: "promlint",
+    version: PROMETHEUS_CLIENT_VERSION,
+    packages: { promlint: "." },
+    ldflags: "-s -w",
+  },
 ];
 
 const TOOLCHAIN_DIR = new URL("./toolchain/", import.meta.url);
@@ -92,9 +101,15 @@ function exists(path: string): boolean {
 /** Where a toolchain's binaries live in the cache: keyed by version and its go.mod/go.sum. */
 async function cacheFolder(toolchain: Toolchain): Promise<string> {
   const dir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR);
+  // Our own Go sources (a module's main.go) count too, not only what it requires.
+  const sources: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && entry.name.endsWith(".go")) sources.push(entry.name);
+  }
   const inputs = [
     await Deno.readTextFile(new URL("go.mod", dir)),
     await Deno.readTextFile(new URL("go.sum", dir)),
+    ...await Promise.all(sources.sort().map((name) => Deno.readTextFile(new URL(name, dir)))),
     toolchain.ldflags,
   ].join("\0");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inputs));
@@ -205,8 +220,10 @@ async function build(
       env,
     );
     for (const [name, pkg] of Object.entries(toolchain.packages)) {
-      // `go build -o dir/` names a binary after its package path, minus a /vN suffix.
-      const built = pkg.split("/").filter((part) => !/^v\d+$/.test(part)).pop()!;
+      // `go build -o dir/` names a binary after its package path, minus a /vN suffix; the
+      // module's own package (".") after the module's path.
+      const path = pkg === "." ? `toolchain/${toolchain.module}` : pkg;
+      const built = path.split("/").filter((part) => !/^v\d+$/.test(part)).pop()!;
       if (built !== name) await Deno.rename(`${staging}/${built}`, `${staging}/${name}`);
       if (!exists(`${staging}/${name}`)) {
         throw new Error(`go build produced no ${name} in ${staging}`);

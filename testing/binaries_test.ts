@@ -1,5 +1,10 @@
 import { expect } from "expect";
-import { ETCD_VERSION, KUBERNETES_VERSION, KWOK_VERSION } from "./binaries.ts";
+import {
+  ETCD_VERSION,
+  KUBERNETES_VERSION,
+  KWOK_VERSION,
+  PROMETHEUS_CLIENT_VERSION,
+} from "./binaries.ts";
 
 const goMod = (module: string) =>
   Deno.readTextFileSync(new URL(`./toolchain/${module}/go.mod`, import.meta.url));
@@ -8,6 +13,9 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   expect(goMod("kube")).toMatch(new RegExp(`k8s\\.io/kubernetes ${KUBERNETES_VERSION}\\b`));
   expect(goMod("etcd")).toMatch(new RegExp(`go\\.etcd\\.io/etcd/server/v3 ${ETCD_VERSION}\\b`));
   expect(goMod("kwok")).toMatch(new RegExp(`sigs\\.k8s\\.io/kwok ${KWOK_VERSION}\\b`));
+  expect(goMod("promlint")).toMatch(
+    new RegExp(`github\\.com/prometheus/client_golang ${PROMETHEUS_CLIENT_VERSION}\\b`),
+  );
   // Every staging module must point at the matching published version, or the build mixes them.
   const staging = KUBERNETES_VERSION.replace(/^v1\./, "v0.");
   const replaces = [...goMod("kube").matchAll(/^\s+(k8s\.io\/\S+) => \S+ (\S+)$/gm)];

@@ -90,26 +90,46 @@ Deno.test("the Containerfile compiles with the compile task, onto distroless non
   expect(file).toContain('ENTRYPOINT ["/ptemplate-operator"]');
 });
 
-Deno.test("the release workflow builds three platforms, smoke-tests Linux, pushes a multi-arch image", () => {
+Deno.test("the release workflow: tag = version, tests first, three platforms, checksums, latest", () => {
   const workflow = parse(read(".github/workflows/release.yml"));
-  const targets = workflow.jobs.binaries.strategy.matrix.include.map((m: { target: string }) =>
-    m.target
-  );
+  const { test, binaries, image, publish } = workflow.jobs;
+  // Nothing is built before the tag is checked and the suite passed, the way CI runs it.
+  const gate = test.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
+  expect(gate).toContain("version=$(jq -r .version deno.json)");
+  expect(gate).toContain('[ "${GITHUB_REF_NAME}" != "v${version}" ]');
+  expect(gate).toContain("bash .ci/run");
+  expect([binaries.needs, image.needs]).toEqual(["test", "test"]);
+  const targets = binaries.strategy.matrix.include.map((m: { target: string }) => m.target);
   expect(targets.sort()).toEqual([
     "aarch64-apple-darwin",
     "aarch64-unknown-linux-gnu",
     "x86_64-unknown-linux-gnu",
   ]);
-  const steps = JSON.stringify(workflow.jobs.binaries.steps);
+  const steps = JSON.stringify(binaries.steps);
   expect(steps).toContain("npm install -g deno@${DENO_VERSION}");
   expect(workflow.env.DENO_VERSION).toBe("2.9.6");
   expect(steps).toContain("tasks.compile.command");
   for (const smoke of [" version", " --help", " crds"]) expect(steps).toContain(smoke);
-  const build = workflow.jobs.image.steps.find((s: { uses?: string }) =>
+  const imageSteps = JSON.stringify(image.steps);
+  expect(imageSteps).toContain("GITHUB_REPOSITORY_OWNER,,");
+  const build = image.steps.find((s: { uses?: string }) =>
     s.uses?.startsWith("docker/build-push-action")
   );
   expect(build.with).toMatchObject({
     file: "deploy/Containerfile",
     platforms: "linux/amd64,linux/arm64",
   });
+  expect(build.with.tags).toContain("${{ env.IMAGE }}:latest");
+  const publishSteps = JSON.stringify(publish.steps);
+  expect(publishSteps).toContain("sha256sum ptemplate-operator-* > SHA256SUMS");
+  expect(publishSteps).toContain("dist/SHA256SUMS");
+});
+
+Deno.test("CI checks what reviewers check, then runs the README's test command", () => {
+  const ci = read(".ci/run");
+  const check = ci.indexOf("deno task check");
+  const test = ci.indexOf("deno task test 2>&1");
+  expect(check).toBeGreaterThan(0);
+  expect(test).toBeGreaterThan(check);
+  expect(read("README.md")).toContain("deno task test");
 });

@@ -22,8 +22,10 @@ import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./cli/
 export const VERSION: string = denoJson.version;
 
 /** Client-side rate limit defaults: high enough not to slow a large start-up, low enough to bound a loop. */
-const DEFAULT_QPS = 200;
-const DEFAULT_BURST = 400;
+const DEFAULT_QPS = 500;
+const DEFAULT_BURST = 1000;
+/** Workers per plugin: reconciles mostly wait on the API server, so a few in flight keep it busy. */
+const DEFAULT_CONCURRENCY = 8;
 
 const CONNECTION: FlagSpecs = {
   kubeconfig: {
@@ -107,7 +109,7 @@ const RUN: FlagSpecs = {
   concurrency: {
     kind: "integer",
     placeholder: "N",
-    help: `workers per plugin, 1 to ${MAX_CONCURRENCY} (default 1)`,
+    help: `workers per plugin, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
   },
   ...PLUGINS,
 };
@@ -196,8 +198,8 @@ async function run(values: Record<string, unknown>): Promise<void> {
       throw new UsageError(`--namespace "${namespace}" is not a namespace name (a DNS label)`);
     }
   }
-  const concurrency = values.concurrency as number | undefined;
-  if (concurrency !== undefined && (concurrency < 1 || concurrency > MAX_CONCURRENCY)) {
+  const concurrency = (values.concurrency as number | undefined) ?? DEFAULT_CONCURRENCY;
+  if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
     throw new UsageError(
       `--concurrency must be from 1 to ${MAX_CONCURRENCY} workers per plugin, not ${concurrency}`,
     );

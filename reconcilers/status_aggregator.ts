@@ -260,9 +260,20 @@ function nodeChanged(change: StoreChange<Node & KubeObject>): boolean {
   return change.type !== "updated" || nodeFacts(change.object) !== nodeFacts(change.old);
 }
 
+/**
+ * How long a Ptemplate's first status may wait (after it was made, or after this process started,
+ * whichever is later) for its children to appear and their controllers to act on them: writing
+ * "pending" first and the real state a moment later would be two writes for one. A Ptemplate
+ * that already has a status, or a problem to report, is not kept waiting.
+ */
+export const FIRST_STATUS_GRACE_MS = 60_000;
+
 export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   name: "status-aggregator",
   for: PTEMPLATE,
+  // A Ptemplate's children change in bursts (made, then their controllers' status, a rollout's
+  // pods): one status write per burst, within a fraction of a second of its last change.
+  debounceMs: 300,
   watches: [
     { resource: MODULE, map: ownerPtemplate },
     { resource: DAEMON_SET, map: ownerPtemplate },
@@ -341,6 +352,20 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
         e.involvedObject.uid === dsUid
       )
       : [];
+    // A new Ptemplate's children are on their way, and their controllers have yet to act: its
+    // first status waits for them (their changes call us), rather than say "pending" and write
+    // again a moment later.
+    const since = Math.max(
+      Date.parse(pt.metadata?.creationTimestamp ?? ""),
+      performance.timeOrigin,
+    );
+    const waited = Date.now() - since;
+    const unobserved = !daemonSet?.status ||
+      (daemonSet.status.observedGeneration ?? 0) < (daemonSet.metadata?.generation ?? 0);
+    const settling = !daemonSet || (kmmInstalled && !module) || unobserved;
+    if (settling && !found.length && !pt.status && waited < FIRST_STATUS_GRACE_MS) {
+      return { requeueAfterMs: Math.min(FIRST_STATUS_GRACE_MS - waited, 10_000) };
+    }
     const status = statusFor(pt, {
       kmmInstalled,
       module,

@@ -128,10 +128,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
   }
 
-  /** Queues every cached object of the plugin's kind (start of leadership, resync). */
+  /** Queues every cached object of the plugin's kind (start of leadership, resync), now. */
   enqueueAll(): void {
     for (const object of this.#deps.pool.cache(this.plugin.for).list()) {
-      this.#enqueue(objectKey(object));
+      this.#queue?.add(objectKey(object));
     }
   }
 
@@ -176,8 +176,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#log.info("stopped");
   }
 
+  /** A change concerns `key`: visit it, after the plugin's debounce. */
   #enqueue(key: string): void {
-    this.#queue?.add(key);
+    const debounce = this.plugin.debounceMs ?? 0;
+    if (debounce > 0) this.#queue?.addAfter(key, debounce);
+    else this.#queue?.add(key);
   }
 
   #enqueueOwner(change: StoreChange<KubeObject>): void {

@@ -1,11 +1,13 @@
 /**
  * Records Kubernetes Events on the objects the operator acts on, aggregated: a repeat of the same
  * event on the same object bumps its count instead of creating another, and is written at most
- * once per interval, so a failing loop does not flood the API server.
+ * once per interval, so a failing loop does not flood the API server. Events have a slow lane of
+ * their own, so a burst of news never delays the writes that make children exist.
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { EVENT } from "../kube/kinds.ts";
+import { type RateLimit, RateLimiter } from "../kube/rate_limiter.ts";
 import { type CorrelatorOptions, EventCorrelator } from "./event_correlator.ts";
 import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
@@ -38,6 +40,14 @@ interface Aggregate {
   timer?: ReturnType<typeof setTimeout>;
 }
 
+/** Normal Events about one object and reason, gathered for a moment. */
+interface Batch {
+  object: KubeObject;
+  reason: string;
+  messages: string[];
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /** Events are written in the background; failures are logged, never thrown at the reconciler. */
 export class KubeEventRecorder implements EventRecorder {
   readonly #client: KubeClient;
@@ -46,7 +56,12 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #minIntervalMs: number;
   readonly #aggregates = new Map<string, Aggregate>();
   readonly #correlator: EventCorrelator;
+  readonly #batchMs: number;
+  readonly #batches = new Map<string, Batch>();
   readonly #pending = new Set<Promise<void>>();
+  readonly #lane: RateLimiter;
+  /** Aborted when what waits is to be written at once (flush, close). */
+  #hurry = new AbortController();
   #closed = false;
   #lastSweep = 0;
 
@@ -56,9 +71,15 @@ export class KubeEventRecorder implements EventRecorder {
       component: string;
       log: Logger;
       minIntervalMs?: number;
+      /** How long Normal Events about one object and reason are gathered into one; 2 s. */
+      batchMs?: number;
+      /** The Events' own lane, below the client's limit; 20 per second, 50 at once. */
+      rate?: RateLimit;
       correlator?: CorrelatorOptions;
     },
   ) {
+    this.#lane = new RateLimiter(options.rate ?? { qps: 20, burst: 50 });
+    this.#batchMs = options.batchMs ?? 2_000;
     this.#client = client;
     this.#correlator = new EventCorrelator(options.correlator);
     this.#component = options.component;
@@ -68,6 +89,37 @@ export class KubeEventRecorder implements EventRecorder {
 
   record(object: KubeObject, input: EventInput): void {
     if (this.#closed) return;
+    if (input.type !== "Normal" || this.#batchMs <= 0) return this.#record(object, input);
+    // Routine news about one object (its children made, by one plugin or several) is told in
+    // one Event: gathered for a moment, then written together.
+    const key = JSON.stringify([object.metadata?.uid, input.reason]);
+    const batch = this.#batches.get(key);
+    if (batch) {
+      if (!batch.messages.includes(input.message)) batch.messages.push(input.message);
+      return;
+    }
+    this.#batches.set(key, {
+      object,
+      reason: input.reason,
+      messages: [input.message],
+      timer: setTimeout(() => this.#release(key), this.#batchMs),
+    });
+  }
+
+  /** Writes a batch as one Event. */
+  #release(key: string): void {
+    const batch = this.#batches.get(key);
+    if (!batch) return;
+    clearTimeout(batch.timer);
+    this.#batches.delete(key);
+    this.#record(batch.object, {
+      type: "Normal",
+      reason: batch.reason,
+      message: batch.messages.join("; "),
+    });
+  }
+
+  #record(object: KubeObject, input: EventInput): void {
     const meta = object.metadata ?? {};
     const uid = meta.uid ?? `${meta.namespace}/${meta.name}`;
     const now = Date.now();
@@ -117,8 +169,9 @@ export class KubeEventRecorder implements EventRecorder {
     }
   }
 
-  /** Writes the counts still waiting for their interval now, and waits for every write. */
+  /** Writes the batches and counts still waiting now, and waits for every write. */
   async flush(): Promise<void> {
+    for (const key of [...this.#batches.keys()]) this.#release(key);
     for (const aggregate of this.#aggregates.values()) {
       if (aggregate.timer) {
         clearTimeout(aggregate.timer);
@@ -126,11 +179,16 @@ export class KubeEventRecorder implements EventRecorder {
         if (aggregate.count > aggregate.written) this.#track(this.#bump(aggregate));
       }
     }
+    const hurry = this.#hurry;
+    this.#hurry = new AbortController();
+    hurry.abort();
     await Promise.all(this.#pending);
   }
 
   /** Forgets what is waiting to be written (leadership was lost: it is not ours to write). */
   discard(): void {
+    for (const batch of this.#batches.values()) clearTimeout(batch.timer);
+    this.#batches.clear();
     for (const aggregate of this.#aggregates.values()) {
       clearTimeout(aggregate.timer);
       aggregate.timer = undefined;
@@ -140,14 +198,19 @@ export class KubeEventRecorder implements EventRecorder {
 
   /** Writes what is still pending and stops recording. */
   async close(): Promise<void> {
-    this.#closed = true;
     await this.flush();
+    this.#closed = true;
   }
 
   /** Events are best effort: failures are logged once per cause, refusals by the fence not at all. */
   #failed(error: unknown, message: string, properties: Record<string, unknown>): void {
     if (error instanceof NotLeaderError) return;
     this.#warnings.warn(causeOf(error), message, properties);
+  }
+
+  /** Waits for the Events' lane; a flush lets everyone waiting go at once. */
+  async #turn(): Promise<void> {
+    await this.#lane.wait(this.#hurry.signal).catch(() => {});
   }
 
   #track(promise: Promise<void>): void {
@@ -158,6 +221,7 @@ export class KubeEventRecorder implements EventRecorder {
   async #create(object: KubeObject, event: EventInput, aggregate: Aggregate): Promise<void> {
     const meta = object.metadata ?? {};
     try {
+      await this.#turn();
       await this.#client.create(EVENT, {
         metadata: { name: aggregate.name, namespace: aggregate.namespace },
         involvedObject: {
@@ -192,6 +256,7 @@ export class KubeEventRecorder implements EventRecorder {
     aggregate.lastWrite = Date.now();
     // Out of budget for this object: the count keeps growing and goes out with a later write.
     if (!this.#correlator.admit(aggregate.uid, aggregate.lastWrite)) return;
+    await this.#turn();
     const count = aggregate.count;
     try {
       await this.#client.patch(EVENT, aggregate.name, {

@@ -11,6 +11,7 @@ import type { Resource } from "../kube/resource.ts";
 import { ReconnectBackoff } from "./backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./logging.ts";
+import { slim } from "./slim.ts";
 import { Store, type StoreChange } from "./store.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
@@ -100,7 +101,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   observe(object: T): void {
     if (this.namespace && object.metadata?.namespace !== this.namespace) return;
-    const change = this.store.upsertIfNewer(object);
+    const change = this.store.upsertIfNewer(slim(object));
     if (change) this.#emit([change]);
   }
 
@@ -209,7 +210,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       ? `${this.resource.group}/${this.resource.version}`
       : this.resource.version;
     // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
-    for (const item of items) Object.assign(item, { apiVersion, kind });
+    for (const item of items) slim(Object.assign(item, { apiVersion, kind }));
     this.#emit(this.store.replace(items));
     this.#markSynced();
     if (appeared) {
@@ -260,7 +261,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         const change = event.type === "DELETED"
           ? this.store.remove(event.object)
-          : this.store.upsert(event.object);
+          : this.store.upsert(slim(event.object));
         if (rv) this.#resourceVersion = rv;
         if (change) this.#emit([change]);
       }

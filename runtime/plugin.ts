@@ -115,6 +115,13 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
   /** Workers for this plugin; default 1. A key is never reconciled by two at once. */
   concurrency?: number;
   /**
+   * Wait this long after a change before reconciling the object it concerns; changes meanwhile
+   * join the same reconcile. A burst (children appearing, a rollout) then makes one reconcile and
+   * one write instead of one per intermediate state; every reaction is that much later. Default
+   * 0. Resyncs and the start of leadership are not delayed.
+   */
+  debounceMs?: number;
+  /**
    * Level-based: told only *which* object, never why. Return the desired world (or nothing),
    * or throw: a `PermanentError` is reported and not retried until the object changes; anything
    * else is retried with per-key exponential backoff.

@@ -1,0 +1,323 @@
+/**
+ * `deno task bench:scale`: the real operator, as its ServiceAccount with the permissions of
+ * `deno task start`, against N Ptemplates on the harness's control plane, measured from the API
+ * server's audit log and the process table, beside a raw client that creates the same objects
+ * 16 at a time in the same run. Prints one table and writes the same as JSON. Not a test: its
+ * numbers are the machine's, and only the ratios travel.
+ *
+ *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--out file.json]
+ */
+import { parseArgs } from "node:util";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import type { KubeClient, Unstructured } from "../kube/client.ts";
+import { DAEMON_SET, NAMESPACE, POD } from "../kube/kinds.ts";
+import type { Resource } from "../kube/resource.ts";
+import { daemonSetFor, moduleFor } from "../reconcilers/mod.ts";
+import { type AuditEvent, ControlPlane, WRITE_VERBS } from "../testing/control_plane.ts";
+import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
+import { OperatorRun } from "../tests/fixtures/operator_command.ts";
+import { sleep } from "../util/sleep.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    count: { type: "string", default: "1000" },
+    nodes: { type: "string", default: "0" },
+    "unrelated-pods": { type: "string", default: "0" },
+    out: { type: "string" },
+  },
+});
+const COUNT = Number(values.count);
+const NODES = Number(values.nodes);
+const UNRELATED = Number(values["unrelated-pods"]);
+const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
+const WIDTH = 16;
+
+const at = (e: AuditEvent) => Date.parse(e.requestReceivedTimestamp);
+const say = (line: string) => console.error(`bench: ${line}`);
+
+/** Runs `work` for each of `count` items, `width` at a time. */
+async function wide(count: number, width: number, work: (i: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < count) await work(next++);
+  }));
+}
+
+/** Objects of `resource` in `namespace`, counted without listing them all. */
+async function count(client: KubeClient, resource: Resource, namespace: string) {
+  const page = await client.list(resource, { namespace, limit: 1 });
+  return page.items.length + (page.metadata.remainingItemCount ?? 0);
+}
+
+/** The resident set and CPU seconds of a process, from `ps`. */
+async function processStats(pid: number): Promise<{ rssMiB: number; cpuSeconds: number }> {
+  const { stdout } = await new Deno.Command("ps", {
+    args: ["-o", "rss=,times=", "-p", String(pid)],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const [rss, times] = new TextDecoder().decode(stdout).trim().split(/\s+/).map(Number);
+  return { rssMiB: (rss || 0) / 1024, cpuSeconds: times || 0 };
+}
+
+/** Samples a process's RSS every 250 ms until stopped; the peak and the last sample. */
+function rssSampler(pid: number) {
+  let peak = 0;
+  let last = 0;
+  let running = true;
+  const sampling = (async () => {
+    while (running) {
+      const { rssMiB } = await processStats(pid);
+      if (rssMiB) {
+        last = rssMiB;
+        peak = Math.max(peak, rssMiB);
+      }
+      await sleep(250);
+    }
+  })();
+  return {
+    get peak() {
+      return peak;
+    },
+    get last() {
+      return last;
+    },
+    async stop() {
+      running = false;
+      await sampling;
+    },
+  };
+}
+
+function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+const plane = await ControlPlane.start({
+  controllerManager: true,
+  scheduler: NODES > 0,
+  kwok: NODES > 0,
+  audit: true,
+  crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
+  progress: say,
+});
+const result: Record<string, unknown> = {
+  command: `deno task bench:scale --count ${COUNT} --nodes ${NODES} --unrelated-pods ${UNRELATED}`,
+  date: new Date().toISOString(),
+  deno: Deno.version.deno,
+  count: COUNT,
+  nodes: NODES,
+  unrelatedPods: UNRELATED,
+};
+try {
+  const admin = plane.client();
+  await installAllButDeployment(admin, await kustomize(plane.binaries.kubectl, "deploy"));
+  const identity = await plane.serviceAccountIdentity(
+    "ptemplate-operator-system",
+    "ptemplate-operator",
+  );
+  const operatorArgs = [
+    "run",
+    `--kubeconfig=${identity.kubeconfigPath}`,
+    "--metrics-bind-address=0",
+    "--health-probe-bind-address=0",
+  ];
+  const start = async () => {
+    const spawned = Date.now();
+    const operator = OperatorRun.start(operatorArgs);
+    const rss = rssSampler(operator.child.pid);
+    while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
+    return { operator, rss, spawned };
+  };
+
+  // The same process against an empty cluster: the baseline for memory.
+  {
+    const { operator, rss } = await start();
+    await sleep(5_000);
+    result.emptyRssMiB = rss.last;
+    await rss.stop();
+    await operator.stop();
+    say(`empty cluster: ${rss.last.toFixed(1)} MiB`);
+  }
+
+  for (const name of ["scale", "reference"]) {
+    await admin.create(NAMESPACE, { metadata: { name } });
+  }
+  const selector: Record<string, string> = NODES ? { role: "worker" } : { pool: "none" };
+  if (NODES) {
+    await plane.createNodes(
+      ...Array.from({ length: NODES }, (_, i) => ({ name: `w-${i}`, labels: selector })),
+    );
+  }
+  if (UNRELATED) {
+    for (let n = 0; n < 10; n++) {
+      await admin.create(NAMESPACE, { metadata: { name: `unrelated-${n}` } });
+    }
+    await wide(UNRELATED, WIDTH, (i) =>
+      admin.create(POD, {
+        metadata: { name: `u-${i}`, namespace: `unrelated-${i % 10}`, labels: { app: "other" } },
+        spec: {
+          nodeSelector: { nowhere: "true" },
+          containers: [{ name: "c", image: "registry.example/other:1" }],
+        },
+      }));
+    say(`${UNRELATED} unrelated pods made`);
+  }
+  await wide(COUNT, WIDTH, (i) =>
+    admin.create(PTEMPLATE, {
+      metadata: { name: `pt-${i}`, namespace: "scale" },
+      spec: { selector, maxdev: 4 },
+    } as Unstructured));
+  say(`${COUNT} Ptemplates made`);
+
+  // The operator, from start to quiet.
+  const { operator, rss, spawned } = await start();
+  const started = Date.now();
+  while (
+    (await count(admin, MODULE, "scale")) < COUNT ||
+    (await count(admin, DAEMON_SET, "scale")) < COUNT
+  ) await sleep(500);
+  say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
+  const ours = async () =>
+    (await plane.auditEvents()).filter((e) => e.user.username === SA && WRITE_VERBS.has(e.verb));
+  for (;;) {
+    await sleep(5_000);
+    const writes = await ours();
+    if (!writes.length || Date.now() - at(writes.at(-1)!) > 5_000) break;
+  }
+  result.peakRssMiB = rss.peak;
+  result.settledRssMiB = rss.last;
+  result.cpuSeconds = (await processStats(operator.child.pid)).cpuSeconds;
+  const quietAt = Date.now();
+  await sleep(20_000);
+  result.writesWhileIdle = (await ours()).filter((e) => at(e) > quietAt).length;
+  await rss.stop();
+  await operator.stop();
+  if (Deno.env.get("BENCH_LOG")) {
+    await Deno.writeTextFile(
+      Deno.env.get("BENCH_LOG")!,
+      operator.lines.map((l) => JSON.stringify(l)).join("\n") + "\n",
+    );
+  }
+
+  const audit = await plane.auditEvents();
+  // From the moment the process was started, as the operator's own user sees it.
+  const first = spawned;
+  const mine = audit.filter((e) => e.user.username === SA && at(e) >= first);
+  const writes = mine.filter((e) => WRITE_VERBS.has(e.verb));
+  const childCreates = writes.filter((e) =>
+    e.verb === "create" && (e.objectRef?.resource === "modules" ||
+      e.objectRef?.resource === "daemonsets") &&
+    e.responseStatus?.code === 201
+  );
+  result.childrenSeconds = (Math.max(...childCreates.map(at)) - first) / 1000;
+  result.quietSeconds = (at(writes.at(-1)!) - first) / 1000;
+  const byKind: Record<string, number> = {};
+  for (const e of writes) {
+    const ref = e.objectRef!;
+    const key = `${e.verb} ${ref.resource}${ref.subresource ? `/${ref.subresource}` : ""}`;
+    byKind[key] = (byKind[key] ?? 0) + 1;
+  }
+  result.writes = byKind;
+  // When the writes happened: per 5 s after the operator's first request, by resource.
+  const timeline: Record<string, Record<string, number>> = {};
+  for (const e of writes) {
+    const bucket = `${Math.floor((at(e) - first) / 5_000) * 5}s`;
+    const what = `${e.objectRef!.resource}${e.objectRef!.subresource ? "/status" : ""}`;
+    timeline[bucket] ??= {};
+    timeline[bucket][what] = (timeline[bucket][what] ?? 0) + 1;
+  }
+  result.writeTimeline = timeline;
+  result.writesTotal = writes.length;
+  result.writesPerPtemplate = writes.length / COUNT;
+
+  // Our last status write after the DaemonSet controller's last status write, per Ptemplate.
+  const lastWrite = (filter: (e: AuditEvent) => boolean) => {
+    const last = new Map<string, number>();
+    for (const e of audit.filter(filter)) last.set(e.objectRef!.name!, at(e));
+    return last;
+  };
+  const dsStatus = lastWrite((e) =>
+    e.objectRef?.resource === "daemonsets" && e.objectRef.subresource === "status" &&
+    e.objectRef.namespace === "scale" && WRITE_VERBS.has(e.verb) && e.user.username !== SA
+  );
+  const ptStatus = lastWrite((e) =>
+    e.objectRef?.resource === "ptemplates" && e.objectRef.subresource === "status" &&
+    e.user.username === SA
+  );
+  const lags: number[] = [];
+  for (const [ds, when] of dsStatus) {
+    const ours = ptStatus.get(ds.replace(/-consumer$/, ""));
+    if (ours !== undefined) lags.push(Math.max(0, ours - when) / 1000);
+  }
+  result.statusLagSeconds = { median: percentile(lags, 50), p99: percentile(lags, 99) };
+
+  // A restart over the converged state writes nothing.
+  {
+    const { operator, rss } = await start();
+    const restarted = Date.now();
+    await sleep(20_000);
+    result.writesAfterRestart = (await ours()).filter((e) => at(e) > restarted).length;
+    await rss.stop();
+    await operator.stop();
+  }
+
+  // The reference: the same 2N objects from a plain client, 16 at a time.
+  const referenceObjects = Array.from({ length: COUNT }, (_, i) => {
+    const pt = {
+      metadata: { name: `pt-${i}`, namespace: "reference", uid: crypto.randomUUID() },
+      spec: { selector, maxdev: 4 },
+    };
+    return [moduleFor(pt), daemonSetFor(pt)] as const;
+  }).flat();
+  const referenceStarted = performance.now();
+  await wide(referenceObjects.length, WIDTH, (i) => {
+    const object = referenceObjects[i];
+    return admin.create(object.kind === "Module" ? MODULE : DAEMON_SET, object as Unstructured);
+  });
+  result.referenceSeconds = (performance.now() - referenceStarted) / 1000;
+  result.childrenRatio = (result.childrenSeconds as number) / (result.referenceSeconds as number);
+} finally {
+  await plane.stop();
+}
+
+const r = result as Record<string, number> & { statusLagSeconds: { median: number; p99: number } };
+const rows = [
+  [
+    "all children exist",
+    `${r.childrenSeconds.toFixed(1)} s`,
+    `reference ${r.referenceSeconds.toFixed(1)} s, ratio ${r.childrenRatio.toFixed(2)}×`,
+  ],
+  ["quiet after", `${r.quietSeconds.toFixed(1)} s`, ""],
+  [
+    "writes",
+    `${r.writesTotal} (${r.writesPerPtemplate.toFixed(2)} per Ptemplate)`,
+    JSON.stringify(result.writes),
+  ],
+  [
+    "peak RSS",
+    `${r.peakRssMiB.toFixed(1)} MiB`,
+    `empty cluster ${r.emptyRssMiB.toFixed(1)} MiB, +${
+      (r.peakRssMiB - r.emptyRssMiB).toFixed(1)
+    } MiB`,
+  ],
+  ["settled RSS", `${r.settledRssMiB.toFixed(1)} MiB`, ""],
+  ["CPU", `${r.cpuSeconds} s`, ""],
+  [
+    "status lag",
+    `median ${r.statusLagSeconds.median.toFixed(2)} s`,
+    `p99 ${r.statusLagSeconds.p99.toFixed(2)} s`,
+  ],
+  ["writes idle 20 s / after a restart", `${r.writesWhileIdle} / ${r.writesAfterRestart}`, ""],
+];
+console.log(`\n${result.command}\n`);
+console.log("| measure | value | beside it |\n| --- | --- | --- |");
+for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+if (values.out) {
+  await Deno.writeTextFile(values.out, JSON.stringify(result, null, 2) + "\n");
+  say(`wrote ${values.out}`);
+}

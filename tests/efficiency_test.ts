@@ -1,0 +1,187 @@
+/**
+ * What efficiency the operator owes, in counts that do not depend on the machine's speed: the
+ * writes a Ptemplate costs, none once converged or after a restart, and a cache that holds only
+ * what plugins read. Times and memory are measured by `deno task bench:scale`, not here.
+ */
+import { expect } from "expect";
+import type { Pod } from "kubernetes-types/core/v1.d.ts";
+import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
+import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { Manager } from "../runtime/manager.ts";
+import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { sleep } from "../util/sleep.ts";
+
+const NS = "eff";
+const AGENT = "efficiency-test-operator";
+const WORKER = { "node-role.kubernetes.io/worker": "worker" };
+const PTEMPLATE_CRD_FILE = new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url);
+/** Half select the two worker nodes (consumer pods run), half select none. */
+const COUNT = 12;
+/** The issue's bound, Events included. */
+const WRITES_PER_PTEMPLATE = 4.5;
+const QUIET_MS = 10_000;
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+const at = (e: AuditEvent) => Date.parse(e.requestReceivedTimestamp);
+
+await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a slim cache", {
+  controllerManager: true,
+  scheduler: true,
+  kwok: true,
+  audit: true,
+  crds: [PTEMPLATE_CRD_FILE, KMM_MODULE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  for (const name of [NS, "elsewhere"]) {
+    await admin.create(NAMESPACE, { metadata: { name } });
+  }
+  await plane.createNodes(
+    { name: "worker-1", labels: WORKER },
+    { name: "worker-2", labels: WORKER },
+  );
+  // Pods that are none of ours, here and elsewhere: kubectl-applied, so they carry the
+  // last-applied annotation; none may reach the cache.
+  for (
+    const [namespace, name] of [["elsewhere", "other-1"], ["elsewhere", "other-2"], [NS, "mine"]]
+  ) {
+    const pod = {
+      metadata: { name, namespace, labels: { app: "other" } },
+      spec: { containers: [{ name: "c", image: "registry.example/other:1" }] },
+    };
+    await admin.create(POD, {
+      ...pod,
+      metadata: { ...pod.metadata, annotations: { [LAST_APPLIED]: JSON.stringify(pod) } },
+    });
+  }
+  for (let i = 0; i < COUNT; i++) {
+    await admin.create(
+      PTEMPLATE,
+      {
+        metadata: {
+          name: `pt-${i}`,
+          namespace: NS,
+          annotations: { [LAST_APPLIED]: JSON.stringify({ spec: { maxdev: 4 } }) },
+        },
+        spec: { selector: i % 2 ? WORKER : { pool: "none" }, maxdev: 4 },
+      } as Ptemplate & Unstructured,
+    );
+  }
+
+  const ours = async (from = 0) =>
+    (await plane.auditEvents()).filter((e) =>
+      e.userAgent === AGENT && WRITE_VERBS.has(e.verb) && at(e) >= from
+    );
+  const start = () => {
+    const client = new KubeClient(plane.adminConfig, { userAgent: AGENT });
+    const manager = new Manager({ client, plugins: PTEMPLATE_PLUGINS });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    return {
+      manager,
+      stop: async () => {
+        stop.abort();
+        await running;
+        client.close();
+      },
+    };
+  };
+  /** Until the operator's last write is `QUIET_MS` old. */
+  const quiet = async () => {
+    for (;;) {
+      await sleep(2_000);
+      const writes = await ours();
+      if (writes.length && Date.now() - at(writes.at(-1)!) > QUIET_MS) return;
+    }
+  };
+
+  const started = Date.now();
+  let operator = start();
+  try {
+    await step("every Ptemplate converges: children, consumer pods, a true status", async () => {
+      await eventually(async () => {
+        const pts = (await admin.list<Ptemplate & KubeObject>(PTEMPLATE, { namespace: NS })).items;
+        expect(pts).toHaveLength(COUNT);
+        for (const pt of pts) {
+          const selecting = pt.spec.selector?.["node-role.kubernetes.io/worker"] === "worker";
+          expect(pt.status?.observedGeneration).toBe(pt.metadata?.generation);
+          expect(pt.status?.readyConsumers ?? 0).toBe(selecting ? 2 : 0);
+        }
+      }, { timeoutMs: 90_000 });
+      await quiet();
+    });
+
+    await step(
+      `a Ptemplate costs at most ${WRITES_PER_PTEMPLATE} writes, Events included, and no child twice`,
+      async () => {
+        const writes = await ours(started);
+        const count = (verb: string, resource: string, subresource?: string) =>
+          writes.filter((e) =>
+            e.verb === verb && e.objectRef?.resource === resource &&
+            e.objectRef?.subresource === subresource
+          ).length;
+        expect(count("create", "modules")).toBe(COUNT);
+        expect(count("create", "daemonsets")).toBe(COUNT);
+        // One Event per reconcile that made children, however many children it made.
+        expect(count("create", "events")).toBeLessThanOrEqual(COUNT);
+        // The status is written once per real change, not once per intermediate state: a Ptemplate
+        // whose pods became ready may take a second write, one that selects nothing only one.
+        expect(count("patch", "ptemplates", "status")).toBeLessThanOrEqual(COUNT * 1.5);
+        const other = writes.filter((e) =>
+          !["modules", "daemonsets", "events", "ptemplates"].includes(e.objectRef?.resource ?? "")
+        );
+        expect(other.map((e) => `${e.verb} ${e.objectRef?.resource}`)).toEqual([]);
+        expect(writes.length / COUNT).toBeLessThanOrEqual(WRITES_PER_PTEMPLATE);
+      },
+    );
+
+    await step("the cache holds only what plugins read", () => {
+      const cached = operator.manager.pool.all().flatMap((informer) =>
+        informer.store.list().map((o) => o as KubeObject)
+      );
+      expect(cached.length).toBeGreaterThan(COUNT * 3);
+      for (const object of cached) {
+        for (const entry of object.metadata?.managedFields ?? []) {
+          expect(Object.keys(entry).sort()).not.toContain("fieldsV1");
+        }
+        expect(Object.keys(object.metadata?.annotations ?? {})).not.toContain(LAST_APPLIED);
+      }
+      const nodes = operator.manager.pool.all().find((i) => i.resource.plural === NODE.plural);
+      for (const node of nodes?.store.list() ?? []) {
+        expect((node as { status?: { images?: unknown } }).status?.images).toBeUndefined();
+      }
+      // Pods: only the consumer pods of our DaemonSets, none of the others.
+      const pods = operator.manager.pool.all()
+        .filter((i) => i.resource.plural === POD.plural)
+        .flatMap((i) => i.store.list() as (Pod & KubeObject)[]);
+      expect(pods).toHaveLength(COUNT); // 6 selecting Ptemplates × 2 nodes
+      for (const pod of pods) {
+        expect(pod.metadata?.ownerReferences?.[0]?.kind).toBe("DaemonSet");
+        expect(pod.metadata?.name).not.toMatch(/^(other|mine)/);
+      }
+    });
+
+    await step("converged, it writes nothing while idle", async () => {
+      const from = Date.now();
+      await sleep(QUIET_MS);
+      expect(await ours(from)).toEqual([]);
+    });
+
+    await step("restarted over the converged state, it writes nothing", async () => {
+      await operator.stop();
+      const from = Date.now();
+      operator = start();
+      await eventually(() =>
+        expect(operator.manager.pool.all().every((i) => i.hasSynced)).toBe(true)
+      );
+      await sleep(QUIET_MS);
+      expect(await ours(from)).toEqual([]);
+    });
+  } finally {
+    await operator.stop();
+  }
+});

@@ -1,6 +1,7 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { AnyPlugin, Unstructured } from "../mod.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
@@ -22,12 +23,14 @@ export function builtInCatalog(): CatalogEntry[] {
       enabledByDefault: true,
     })),
     // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
+    // And the finalizer example: --plugins=+guestbook.
     { plugin: memcachedPlugin as AnyPlugin, crds: [MEMCACHED_CRD], enabledByDefault: false },
     {
       plugin: uselessMachinePlugin as AnyPlugin,
       crds: [MACHINE_CRD, SWITCH_CRD],
       enabledByDefault: false,
     },
+    { plugin: guestbookPlugin as AnyPlugin, crds: [GUEST_CRD], enabledByDefault: false },
   ];
 }
 

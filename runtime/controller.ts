@@ -7,6 +7,7 @@ import { isApiError } from "../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { Applier, childId } from "./applier.ts";
 import { KeyedBackoff } from "./backoff.ts";
+import { addFinalizer, finalizerOf, hasFinalizer, removeFinalizer } from "./finalizer.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { EventRecorder } from "./events.ts";
@@ -86,7 +87,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (watch.optional) pool.informers(watch.resource, { optional: true });
     }
     pool.onChange<T>(plugin.for, (change) => {
-      if (!plugin.filter || plugin.filter(change)) this.#enqueue(objectKey(change.object));
+      // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
+      const deleting = change.type === "updated" && plugin.finalize &&
+        !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
+      if (deleting || !plugin.filter || plugin.filter(change)) {
+        this.#enqueue(objectKey(change.object));
+      }
     });
     for (const { resource } of owned) {
       pool.onChange(resource, (change) => {
@@ -235,7 +241,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     const { namespace, name } = splitKey(key);
     const parentId = `${this.plugin.for.kind}|${key}`;
     const object = pool.cache<T>(this.plugin.for).get(namespace, name);
-    if (!object || object.metadata?.deletionTimestamp) {
+    const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
+    const finalizing = !!object?.metadata?.deletionTimestamp && !!finalizer &&
+      hasFinalizer(object, finalizer);
+    if (!object || (object.metadata?.deletionTimestamp && !finalizing)) {
       // Gone or going: owner references let the garbage collector remove the children.
       queue.forget(key);
       if (!object) {
@@ -263,9 +272,15 @@ export class Controller<T extends KubeObject = KubeObject> {
       metrics: metrics.registry,
       signal: abort,
     };
+    if (finalizing) return await this.#finalize(queue, key, object, finalizer!, context);
     const started = performance.now();
     let result: "success" | "error" | "requeue_after" = "success";
     try {
+      if (finalizer && !hasFinalizer(object, finalizer)) {
+        // Before anything is made outside Kubernetes, so that nothing can outlive the object.
+        await addFinalizer(client, this.plugin.for, object, finalizer, abort);
+        log.debug("added finalizer {finalizer}", { finalizer });
+      }
       const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
       let retryInMs: number | undefined;
       if (outcome.children) {
@@ -329,6 +344,52 @@ export class Controller<T extends KubeObject = KubeObject> {
         else this.#warnings.warn(causeOf(error), line, properties);
         if (!routine) events.record(object, { type: "Warning", reason: "ReconcileError", message });
       }
+    } finally {
+      metrics.reconcileTotal.inc({ controller: this.name, result });
+      metrics.reconcileTime.observe(
+        { controller: this.name },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  /**
+   * Deletion has started and our finalizer holds the object: the plugin cleans up, then the
+   * finalizer goes and the object with it. A failure is retried with backoff, whatever its kind
+   * (a permanent one would hold the object forever), and told in a `FinalizeFailed` Event.
+   */
+  async #finalize(
+    queue: WorkQueue,
+    key: string,
+    object: T,
+    finalizer: string,
+    context: ReconcileContext,
+  ): Promise<void> {
+    const { metrics, client, events } = this.#deps;
+    const started = performance.now();
+    let result: "success" | "error" = "success";
+    try {
+      await this.plugin.finalize!(object, context);
+      await removeFinalizer(client, this.plugin.for, object, finalizer, context.signal);
+      queue.forget(key);
+      context.log.info("finalized; removed finalizer {finalizer}", { finalizer });
+    } catch (error) {
+      result = "error";
+      metrics.reconcileErrors.inc({ controller: this.name });
+      const message = error instanceof Error ? error.message : String(error);
+      if (context.signal.aborted || error instanceof NotLeaderError) return;
+      const delay = queue.addRateLimited(key);
+      if (isApiError(error, 409)) return; // changed meanwhile: look again
+      this.#warnings.warn(
+        causeOf(error),
+        "finalize of {object} failed, retrying in {delay} ms: {error}",
+        {
+          object: key,
+          delay: Math.round(delay),
+          error: message,
+        },
+      );
+      events.record(object, { type: "Warning", reason: "FinalizeFailed", message });
     } finally {
       metrics.reconcileTotal.inc({ controller: this.name, result });
       metrics.reconcileTime.observe(

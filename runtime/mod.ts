@@ -7,6 +7,7 @@ export * from "./controller.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
 export * from "./events.ts";
+export * from "./finalizer.ts";
 export * from "./informer.ts";
 export * from "./informer_pool.ts";
 export * from "./label_selector.ts";

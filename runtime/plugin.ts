@@ -128,6 +128,17 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    */
   reconcile: (object: T, context: ReconcileContext) => Outcome | void | Promise<Outcome | void>;
   /**
+   * Cleans up what the plugin made outside Kubernetes before its object goes. With it, the
+   * runtime puts a finalizer (`finalizer`) on each object before its first reconcile; once the
+   * object's deletion starts it calls `finalize` instead of `reconcile` until it returns without
+   * throwing (retried with backoff, each failure a `FinalizeFailed` Warning Event), then removes
+   * the finalizer and the API server deletes the object. Must be idempotent: it may run again
+   * after a crash. Children need nothing: owner references remove them.
+   */
+  finalize?: (object: T, context: ReconcileContext) => void | Promise<void>;
+  /** The finalizer's name; default `operator.pt.example.com/<plugin name>`. */
+  finalizer?: string;
+  /**
    * Called when an object's key comes up and the object is gone, to drop what the plugin keeps
    * per object (metrics series, say). Children need nothing: owner references remove them.
    */
@@ -154,6 +165,17 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
     throw new TypeError(
       `plugin name "${spec.name}" must be lower-case letters, digits and dashes (it is a field manager)`,
     );
+  }
+  if (
+    spec.finalizer !== undefined &&
+    !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_.]+$/.test(spec.finalizer)
+  ) {
+    throw new TypeError(
+      `plugin ${spec.name}: finalizer "${spec.finalizer}" must be a qualified name, e.g. example.com/cleanup`,
+    );
+  }
+  if (spec.finalizer !== undefined && !spec.finalize) {
+    throw new TypeError(`plugin ${spec.name}: a finalizer name without a finalize function`);
   }
   const concurrency = spec.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {

@@ -1,0 +1,2 @@
+/** The guestbook example plugin (finalizers) and its CRD. */
+export * from "./guestbook.ts";

@@ -1,0 +1,151 @@
+/**
+ * Finalizers, against the real API server, with the guestbook example plugin: the finalizer is on
+ * before anything is made outside the object; deletion waits for `finalize`; a failing `finalize`
+ * is retried with backoff and reported; success removes the finalizer and the object goes; and an
+ * object whose plugin is not running is freed by removing the finalizer by hand, as the guide says.
+ */
+import { expect } from "expect";
+import type { ConfigMap, Event } from "kubernetes-types/core/v1.d.ts";
+import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
+import {
+  GUEST,
+  type Guest,
+  GUEST_CRD,
+  GUESTBOOK,
+  guestbookPlugin,
+} from "../plugins/guestbook/mod.ts";
+import { finalizerOf } from "../runtime/finalizer.ts";
+import { Manager } from "../runtime/manager.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { sleep } from "../util/sleep.ts";
+
+const NS = "fin";
+const FINALIZER = finalizerOf(guestbookPlugin);
+
+await integrationTest("finalizers: deletion waits for finalize, which is retried", {
+  crds: [GUEST_CRD],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: NS } });
+  const operator = { stop: async () => {} };
+  const start = () => {
+    const client = new KubeClient(plane.adminConfig, { userAgent: "finalizer-test" });
+    const manager = new Manager({ client, plugins: [guestbookPlugin] });
+    const stop = new AbortController();
+    const running = manager.run(stop.signal);
+    operator.stop = async () => {
+      operator.stop = async () => {};
+      stop.abort();
+      await running;
+      client.close();
+    };
+  };
+  const guest = (name: string) => admin.get<Guest>(GUEST, name, { namespace: NS });
+  const gone = async (name: string) => {
+    try {
+      await guest(name);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  const book = () => admin.get<ConfigMap & KubeObject>(CONFIG_MAP, GUESTBOOK, { namespace: NS });
+  const failures = async (name: string) =>
+    (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items.filter((e) =>
+      e.involvedObject.name === name && e.reason === "FinalizeFailed"
+    );
+
+  start();
+  try {
+    await step("the finalizer is on before a guest signs the book", async () => {
+      for (const [name, greeting] of [["ada", "hello"], ["bob", "hi"]]) {
+        await admin.create(GUEST, {
+          metadata: { name, namespace: NS },
+          spec: { greeting },
+        } as Unstructured);
+      }
+      await eventually(async () =>
+        expect((await book()).data).toEqual({ ada: "hello", bob: "hi" })
+      );
+      expect((await guest("ada")).metadata?.finalizers).toEqual([FINALIZER]);
+      expect((await guest("bob")).metadata?.finalizers).toEqual([FINALIZER]);
+    });
+
+    await step("deleting a guest signs it out first, then it goes", async () => {
+      await admin.delete(GUEST, "bob", { namespace: NS });
+      await eventually(() => gone("bob").then((g) => expect(g).toBe(true)));
+      expect((await book()).data).toEqual({ ada: "hello" });
+      expect(await failures("bob")).toEqual([]);
+    });
+
+    await step(
+      "a failing finalize holds the object, is retried with backoff and reported",
+      async () => {
+        // An immutable book refuses every change: signing out fails until it is replaced.
+        await admin.patch(CONFIG_MAP, GUESTBOOK, { immutable: true }, { namespace: NS });
+        await admin.delete(GUEST, "ada", { namespace: NS });
+        const reported = await eventually(async () => {
+          const events = await failures("ada");
+          expect(events).toHaveLength(1);
+          expect(events[0].type).toBe("Warning");
+          expect(events[0].message).toMatch(/immutable/i);
+          return events[0];
+        });
+        await sleep(8_000);
+        // Still there, still ours to clean; retried meanwhile (the Event's count), but with backoff:
+        // 5 ms doubling gives about a dozen tries in 8 s, not thousands.
+        const held = await guest("ada");
+        expect(held.metadata?.deletionTimestamp).toBeDefined();
+        expect(held.metadata?.finalizers).toEqual([FINALIZER]);
+        expect((await book()).data).toEqual({ ada: "hello" });
+        const [again] = await failures("ada");
+        expect(again.count ?? 1).toBeGreaterThanOrEqual(reported.count ?? 1);
+        expect(again.count ?? 1).toBeLessThan(30);
+      },
+    );
+
+    await step("once finalize succeeds the finalizer goes, and the object with it", async () => {
+      // Without the book there is nothing left to erase: signing out succeeds.
+      await admin.delete(CONFIG_MAP, GUESTBOOK, { namespace: NS });
+      await eventually(() => gone("ada").then((g) => expect(g).toBe(true)), { timeoutMs: 60_000 });
+    });
+
+    await step(
+      "with the plugin stopped, removing the finalizer by hand frees the object",
+      async () => {
+        await admin.create(GUEST, {
+          metadata: { name: "cy", namespace: NS },
+          spec: { greeting: "hey" },
+        } as Unstructured);
+        await eventually(async () =>
+          expect((await guest("cy")).metadata?.finalizers).toEqual([FINALIZER])
+        );
+        await operator.stop();
+        await admin.delete(GUEST, "cy", { namespace: NS });
+        await sleep(2_000);
+        expect(await gone("cy")).toBe(false);
+        // What the guide tells an operator to do (kubectl patch … --type=json).
+        const out = await new Deno.Command(plane.binaries.kubectl, {
+          args: [
+            "--kubeconfig",
+            plane.adminKubeconfigPath,
+            "-n",
+            NS,
+            "patch",
+            "guest",
+            "cy",
+            "--type=json",
+            "-p",
+            '[{"op":"remove","path":"/metadata/finalizers/0"}]',
+          ],
+        }).output();
+        expect(new TextDecoder().decode(out.stderr)).toBe("");
+        await eventually(() => gone("cy").then((g) => expect(g).toBe(true)));
+      },
+    );
+  } finally {
+    await operator.stop();
+  }
+});

@@ -18,6 +18,7 @@ import {
 } from "./mod.ts";
 import { describeFlags, type FlagSpecs, parseFlags, UsageError } from "./cli/flags.ts";
 import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./cli/plugin_catalog.ts";
+import { rbacManifests, rbacYaml } from "./cli/rbac_manifests.ts";
 
 export const VERSION: string = denoJson.version;
 
@@ -117,6 +118,10 @@ const RUN: FlagSpecs = {
 const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
   run: { summary: "run the operator (the default command)", flags: RUN },
   crds: { summary: "print the CRDs of the enabled plugins as YAML", flags: PLUGINS },
+  rbac: {
+    summary: "print the RBAC the enabled plugins need (a ClusterRole, or Roles with --namespace)",
+    flags: { namespace: RUN.namespace, ...PLUGINS },
+  },
   install: {
     summary: "install (server-side apply) the CRDs into the cluster",
     flags: { ...CONNECTION, ...PLUGINS },
@@ -153,6 +158,7 @@ Examples:
   ptemplate-operator --kubeconfig ~/.kube/config    # run against it from a workstation
   ptemplate-operator --namespace demo --log-format text --leader-elect
   ptemplate-operator crds > crds.yaml               # review the CRDs before installing them
+  ptemplate-operator rbac --plugins +guestbook      # the RBAC those plugins need
   ptemplate-operator --plugins -kmm-module           # run without the KMM Module plugin
   ptemplate-operator run --help                     # flags of one command
 `;
@@ -360,6 +366,14 @@ export async function main(argv: string[]): Promise<number> {
           ).join(
             "---\n",
           ),
+        );
+        return 0;
+      case "rbac":
+        console.log(
+          rbacYaml(rbacManifests(
+            (await catalogFor(values)).map((entry) => entry.plugin),
+            { namespaces: values.namespace as string[] | undefined },
+          )),
         );
         return 0;
       case "install":

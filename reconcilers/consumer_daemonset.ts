@@ -56,5 +56,6 @@ export const consumerDaemonSetPlugin = definePlugin<Ptemplate>({
   // Selectors cannot change in place: DaemonSets made with another selector (before 0.2, by
   // `app` alone) are deleted and made anew, with an Event.
   owns: [{ resource: DAEMON_SET, recreateOnImmutableChange: true }],
+  writesStatus: false,
   reconcile: (pt) => ({ children: [daemonSetFor(pt)] }),
 });

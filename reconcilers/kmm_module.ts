@@ -35,6 +35,7 @@ export const kmmModulePlugin = definePlugin<Ptemplate>({
   name: "kmm-module",
   for: PTEMPLATE,
   owns: [MODULE],
+  writesStatus: false,
   reconcile(pt, { installed }) {
     // Without KMM's CRD there is nothing to create; the status says so, and the informer calls
     // us again the moment the CRD appears.

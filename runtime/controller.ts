@@ -305,6 +305,12 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.#refusals.forget(key);
       }
       if (outcome.status) {
+        if (this.plugin.writesStatus === false) {
+          throw new PermanentError(
+            `plugin ${this.name} returned a status but declares writesStatus: false`,
+            { reason: "UndeclaredStatus" },
+          );
+        }
         const status = await this.#applier.applyStatus(object, outcome.status, abort);
         if (status.retryInMs !== undefined) {
           retryInMs = Math.min(retryInMs ?? Infinity, status.retryInMs);

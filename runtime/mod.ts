@@ -18,6 +18,7 @@ export * from "./metrics.ts";
 export * from "./ownership.ts";
 export * from "./plugin.ts";
 export * from "./probes.ts";
+export * from "./rbac.ts";
 export * from "./process_metrics.ts";
 export * from "./store.ts";
 export * from "./warning_throttle.ts";

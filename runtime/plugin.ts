@@ -39,6 +39,16 @@ export interface ChildProblem {
   message: string;
 }
 
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
+
+/** Access a plugin asks for explicitly, for the requests it makes itself through `client`. */
+export interface Permission {
+  resource: Resource;
+  verbs: Verb[];
+  /** e.g. `status`. */
+  subresource?: string;
+}
+
 /** Another kind whose changes should reconcile some objects of the plugin's kind. */
 export interface Watch<W extends KubeObject = KubeObject> {
   resource: Resource;
@@ -110,6 +120,16 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
   owns?: (Resource | OwnedKind)[];
   /** Other kinds whose changes reconcile objects through a mapping function. */
   watches?: Watch[];
+  /**
+   * Whether `reconcile` returns a status; default true. With false the plugin is granted no
+   * `patch` of its kind's status (`ptemplate-operator rbac`), and returning one is an error.
+   */
+  writesStatus?: boolean;
+  /**
+   * Access for the requests the plugin makes itself through `context.client`, beyond what `for`,
+   * `owns`, `watches` and `finalize` imply; `ptemplate-operator rbac` grants exactly these.
+   */
+  permissions?: Permission[];
   /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
   filter?: ChangeFilter<T>;
   /** Workers for this plugin; default 1. A key is never reconciled by two at once. */

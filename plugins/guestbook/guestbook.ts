@@ -71,6 +71,8 @@ async function sign(context: ReconcileContext, guest: Guest, line: string | null
 export const guestbookPlugin = definePlugin<Guest>({
   name: "guestbook",
   for: GUEST,
+  // The book is written by hand: it is shared, not a child.
+  permissions: [{ resource: CONFIG_MAP, verbs: ["create", "patch"] }],
   watches: [{
     resource: GUESTBOOKS,
     // A changed book: every guest of its namespace checks its line.

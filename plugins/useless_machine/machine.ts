@@ -99,6 +99,8 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
     for: MACHINE,
     // Owned: deleting a machine deletes its switches, and a switch's changes reach its owner.
     owns: [SWITCH],
+    // Switches are also made, flipped and marked by hand (generated names, one at a time).
+    permissions: [{ resource: SWITCH, verbs: ["patch"], subresource: "status" }],
     // And by label, so a switch relabelled to another machine reaches that one too.
     watches: [{
       resource: SWITCH,

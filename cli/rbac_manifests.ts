@@ -1,0 +1,65 @@
+/** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
+import { Document, isScalar, visit } from "yaml";
+import { type AnyPlugin, LEADER_ELECTION_RULES, rbacRules, type Unstructured } from "../mod.ts";
+
+const NAME = "ptemplate-operator";
+const SERVICE_ACCOUNT = {
+  kind: "ServiceAccount",
+  name: NAME,
+  namespace: "ptemplate-operator-system",
+};
+
+/**
+ * A ClusterRole for a cluster-wide operator, or a Role and RoleBinding in each of `namespaces`
+ * for one confined to them; and the leader-election Role for the operator's own namespace.
+ */
+export function rbacManifests(
+  plugins: AnyPlugin[],
+  options: { namespaces?: string[] } = {},
+): Unstructured[] {
+  const rbac = "rbac.authorization.k8s.io/v1";
+  const leaderElection: Unstructured = {
+    apiVersion: rbac,
+    kind: "Role",
+    metadata: { name: `${NAME}-leader-election` },
+    rules: LEADER_ELECTION_RULES,
+  };
+  if (!options.namespaces?.length) {
+    return [
+      {
+        apiVersion: rbac,
+        kind: "ClusterRole",
+        metadata: { name: NAME },
+        rules: rbacRules(plugins),
+      },
+      leaderElection,
+    ];
+  }
+  const rules = rbacRules(plugins, { namespaced: true });
+  return [
+    ...options.namespaces.flatMap((namespace): Unstructured[] => [
+      { apiVersion: rbac, kind: "Role", metadata: { name: NAME, namespace }, rules },
+      {
+        apiVersion: rbac,
+        kind: "RoleBinding",
+        metadata: { name: NAME, namespace },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: NAME },
+        subjects: [SERVICE_ACCOUNT],
+      },
+    ]),
+    leaderElection,
+  ];
+}
+
+/** As YAML, lists of words on one line (`verbs: [list, watch]`), as people write RBAC. */
+export function rbacYaml(manifests: Unstructured[]): string {
+  return manifests.map((manifest) => {
+    const document = new Document(manifest);
+    visit(document, {
+      Seq(_, node) {
+        if (node.items.every(isScalar)) node.flow = true;
+      },
+    });
+    return document.toString({ lineWidth: 0, flowCollectionPadding: false });
+  }).join("---\n");
+}

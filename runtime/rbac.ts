@@ -1,0 +1,103 @@
+/**
+ * The RBAC rules a set of plugins needs, derived from what they declare: `for` and `watches` are
+ * listed and watched, `owns` also created, patched (server-side apply) and deleted (prune), a
+ * status is patched unless `writesStatus: false`, a `finalize` patches its kind's finalizers, and
+ * `permissions` adds what a plugin asks of `context.client` itself. Every plugin may record Events.
+ * Nothing else: what the operator does is what it may do.
+ */
+import type { Resource } from "../kube/resource.ts";
+import { ownedKinds, type PluginSpec, type Verb } from "./plugin.ts";
+
+/** One rule of a ClusterRole or Role. */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: Verb[];
+}
+
+const VERB_ORDER: Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
+const EVENT: Resource = {
+  group: "",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+};
+
+/** The Lease the replicas elect a leader on, in the operator's own namespace. */
+export const LEADER_ELECTION_RULES: PolicyRule[] = [
+  {
+    apiGroups: ["coordination.k8s.io"],
+    resources: ["leases"],
+    verbs: ["get", "create", "update", "watch"],
+  },
+];
+
+// `never`: any plugin's declarations, whatever type it reconciles.
+type Declaring = Pick<
+  PluginSpec<never>,
+  "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions"
+>;
+
+/**
+ * The rules `plugins` need. `namespaced`: for Roles in the watched namespaces, where
+ * cluster-scoped kinds cannot be granted (the runtime does not watch optional ones there; a
+ * required one is an error).
+ */
+export function rbacRules(
+  plugins: Declaring[],
+  options: { namespaced?: boolean } = {},
+): PolicyRule[] {
+  const grants = new Map<string, Set<Verb>>();
+  const grant = (resource: Resource, verbs: Verb[], subresource?: string, optional = false) => {
+    if (options.namespaced && !resource.namespaced) {
+      if (optional) return;
+      throw new TypeError(
+        `${resource.kind} is cluster-scoped: a namespaced install cannot grant it (make its watch optional)`,
+      );
+    }
+    const key = `${resource.group}|${resource.plural}${subresource ? `/${subresource}` : ""}`;
+    const set = grants.get(key) ?? new Set<Verb>();
+    for (const verb of verbs) set.add(verb);
+    grants.set(key, set);
+  };
+  for (const plugin of plugins) {
+    grant(plugin.for, ["list", "watch"]);
+    if (plugin.writesStatus !== false) grant(plugin.for, ["patch"], "status");
+    if (plugin.finalize) grant(plugin.for, ["patch"]);
+    for (const { resource } of ownedKinds(plugin)) {
+      grant(resource, ["list", "watch", "create", "patch", "delete"]);
+    }
+    for (const watch of plugin.watches ?? []) {
+      grant(watch.resource, ["list", "watch"], undefined, watch.optional);
+    }
+    for (const permission of plugin.permissions ?? []) {
+      grant(permission.resource, permission.verbs, permission.subresource);
+    }
+  }
+  if (plugins.length) grant(EVENT, ["create", "patch"]);
+  // One rule per API group and set of verbs, in a stable order.
+  const rules = new Map<string, PolicyRule>();
+  for (const key of [...grants.keys()].sort()) {
+    const [group, resource] = key.split("|");
+    const verbs = VERB_ORDER.filter((v) => grants.get(key)!.has(v));
+    const id = `${group}|${verbs.join(",")}`;
+    const rule = rules.get(id) ?? { apiGroups: [group], resources: [], verbs };
+    rule.resources.push(resource);
+    rules.set(id, rule);
+  }
+  return [...rules.values()];
+}
+
+/** "group resource verb" for every permission `rules` grant: to compare rule sets however written. */
+export function grantsOf(rules: PolicyRule[]): string[] {
+  return [
+    ...new Set(
+      rules.flatMap((r) =>
+        r.apiGroups.flatMap((g) =>
+          r.resources.flatMap((res) => r.verbs.map((v) => `${g} ${res} ${v}`))
+        )
+      ),
+    ),
+  ].sort();
+}

@@ -5,6 +5,7 @@ Deno.test("plugins/README.md shows the tested example files exactly", async () =
   const blocks = [...readme.matchAll(/<!-- file: (\S+) -->\n+```ts\n([\s\S]*?)```/g)];
   expect(blocks.map(([, file]) => file)).toEqual([
     "plugins/greeting/greeting.ts",
+    "plugins/greeting/greeting_unit_test.ts",
     "plugins/greeting/greeting_test.ts",
   ]);
   for (const [, file, code] of blocks) {

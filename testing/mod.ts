@@ -4,3 +4,4 @@ export * from "./ci.ts";
 export * from "./control_plane.ts";
 export * from "./eventually.ts";
 export * from "./integration_test_case.ts";
+export * from "./reconcile_once.ts";

@@ -1,0 +1,105 @@
+/**
+ * Runs a plugin's `reconcile` once against objects you give it and returns the Outcome: the way to
+ * test a plugin's logic without a cluster. What the runtime does with the Outcome (apply, prune,
+ * ownership, status) is tested against a real API server; this is only the plugin's part.
+ */
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { apiVersionOf, type Resource } from "../kube/resource.ts";
+import type { EventInput } from "../runtime/events.ts";
+import { log } from "../runtime/logging.ts";
+import { Registry } from "../runtime/metrics.ts";
+import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin.ts";
+import { Store } from "../runtime/store.ts";
+
+export interface ReconcileOnceOptions {
+  /**
+   * The world the plugin's cache shows, objects of any kinds (with `apiVersion` and `kind`); the
+   * object being reconciled is in it too. A scoped resource shows only those its selectors match.
+   */
+  objects?: KubeObject[];
+  /** Which kinds the API server serves; default all. */
+  installed?: (resource: Resource) => boolean;
+  /** What `problems()` returns: children the runtime could not write last time. */
+  problems?: ChildProblem[];
+}
+
+export interface ReconcileOnceResult {
+  /** What `reconcile` returned (`{}` for nothing). */
+  outcome: Outcome;
+  /** The Events it recorded, in order. */
+  events: (EventInput & { object: string })[];
+  /** The metrics registry it was given, to read what it counted. */
+  metrics: Registry;
+}
+
+/** Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`. */
+export async function reconcileOnce<T extends KubeObject>(
+  plugin: Plugin<T>,
+  object: T,
+  options: ReconcileOnceOptions = {},
+): Promise<ReconcileOnceResult> {
+  const world = [object, ...(options.objects ?? []).filter((o) => o !== object)];
+  const events: ReconcileOnceResult["events"] = [];
+  const metrics = new Registry();
+  const context: ReconcileContext = {
+    client: noClient(),
+    cache: <R extends KubeObject>(resource: Resource) => {
+      const store = new Store<R>();
+      for (const candidate of world) {
+        if (isOf(candidate, resource)) store.upsert(candidate as R);
+      }
+      return store;
+    },
+    installed: options.installed ?? (() => true),
+    problems: () => options.problems ?? [],
+    log: log("reconcile-once", plugin.name),
+    events: {
+      record: (about, event) =>
+        events.push({
+          ...event,
+          object: [about.metadata?.namespace, about.metadata?.name].filter(Boolean).join("/"),
+        }),
+    },
+    metrics,
+    signal: new AbortController().signal,
+  };
+  const outcome = (await plugin.reconcile(object, context)) ?? {};
+  return { outcome, events, metrics };
+}
+
+/** Whether `object` is of `resource`'s kind and passes its selectors. */
+function isOf(object: KubeObject, resource: Resource): boolean {
+  if (object.kind !== resource.kind || object.apiVersion !== apiVersionOf(resource)) return false;
+  const store = new Store<KubeObject>();
+  store.upsert(object);
+  if (resource.labelSelector && !store.list({ labelSelector: resource.labelSelector }).length) {
+    return false;
+  }
+  return matchesFields(object, resource.fieldSelector ?? "");
+}
+
+/** A field selector of `path=value` and `path!=value` terms, as the API server reads it. */
+function matchesFields(object: KubeObject, selector: string): boolean {
+  for (const term of selector.split(",").filter(Boolean)) {
+    const match = /^([^!=]+)(!=|==|=)(.*)$/.exec(term);
+    if (!match) throw new TypeError(`field selector "${selector}": cannot read "${term}"`);
+    const [, path, op, value] = match;
+    let field: unknown = object;
+    for (const part of path.split(".")) field = (field as Record<string, unknown>)?.[part];
+    const equal = String(field ?? "") === value;
+    if (op === "!=" ? equal : !equal) return false;
+  }
+  return true;
+}
+
+/** A client that says why it cannot be used here. */
+function noClient(): KubeClient {
+  return new Proxy({}, {
+    get: (_, method) => () => {
+      throw new Error(
+        `reconcileOnce has no API server (the plugin called client.${String(method)}): ` +
+          "test this plugin against a control plane (testing/integration_test_case.ts)",
+      );
+    },
+  }) as KubeClient;
+}

@@ -1,5 +1,5 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
-import type { AnyPlugin, Unstructured } from "../mod.ts";
+import type { Plugin, Unstructured } from "../mod.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
@@ -8,7 +8,7 @@ import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { UsageError } from "./flags.ts";
 
 export interface CatalogEntry {
-  plugin: AnyPlugin;
+  plugin: Plugin;
   /** CRDs the plugin's own kinds need (`install` applies them). */
   crds: Unstructured[];
   /** Runs unless `--plugins` says otherwise. */
@@ -18,25 +18,25 @@ export interface CatalogEntry {
 export function builtInCatalog(): CatalogEntry[] {
   return [
     ...PTEMPLATE_PLUGINS.map((plugin) => ({
-      plugin: plugin as AnyPlugin,
+      plugin: plugin,
       crds: [PTEMPLATE_CRD],
       enabledByDefault: true,
     })),
     // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
     // And the finalizer example: --plugins=+guestbook.
-    { plugin: memcachedPlugin as AnyPlugin, crds: [MEMCACHED_CRD], enabledByDefault: false },
+    { plugin: memcachedPlugin, crds: [MEMCACHED_CRD], enabledByDefault: false },
     {
-      plugin: uselessMachinePlugin as AnyPlugin,
+      plugin: uselessMachinePlugin,
       crds: [MACHINE_CRD, SWITCH_CRD],
       enabledByDefault: false,
     },
-    { plugin: guestbookPlugin as AnyPlugin, crds: [GUEST_CRD], enabledByDefault: false },
+    { plugin: guestbookPlugin, crds: [GUEST_CRD], enabledByDefault: false },
   ];
 }
 
 /** True when a module export looks like a plugin made by `definePlugin`. */
-function isPlugin(value: unknown): value is AnyPlugin {
-  const v = value as Partial<AnyPlugin> | null;
+function isPlugin(value: unknown): value is Plugin {
+  const v = value as Partial<Plugin> | null;
   return typeof v === "object" && v !== null && typeof v.name === "string" &&
     typeof v.reconcile === "function" && typeof v.for === "object";
 }

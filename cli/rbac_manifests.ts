@@ -1,6 +1,6 @@
 /** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
 import { Document, isScalar, visit } from "yaml";
-import { type AnyPlugin, LEADER_ELECTION_RULES, rbacRules, type Unstructured } from "../mod.ts";
+import { LEADER_ELECTION_RULES, type Plugin, rbacRules, type Unstructured } from "../mod.ts";
 
 const NAME = "ptemplate-operator";
 const SERVICE_ACCOUNT = {
@@ -14,7 +14,7 @@ const SERVICE_ACCOUNT = {
  * for one confined to them; and the leader-election Role for the operator's own namespace.
  */
 export function rbacManifests(
-  plugins: AnyPlugin[],
+  plugins: Plugin[],
   options: { namespaces?: string[] } = {},
 ): Unstructured[] {
   const rbac = "rbac.authorization.k8s.io/v1";

@@ -9,7 +9,7 @@ import {
   type Unstructured,
 } from "../mod.ts";
 
-export const PTEMPLATE: Resource = {
+export const PTEMPLATE: Resource<Ptemplate> = {
   group: "pt.example.com",
   version: "v1alpha1",
   kind: "Ptemplate",

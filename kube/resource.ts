@@ -1,7 +1,11 @@
 /** Describes an API resource (group, version, kind, plural, scope) and the URL paths that reach it. */
+import type { KubeObject } from "./client.ts";
 
-/** Everything the client needs to address one kind; built-ins are in `kinds.ts`. */
-export interface Resource {
+/**
+ * Everything the client needs to address one kind; built-ins are in `kinds.ts`. `T` is the type
+ * of its objects: `cache(PTEMPLATE)` reads `Ptemplate`s, a plugin `for: PTEMPLATE` reconciles them.
+ */
+export interface Resource<T extends KubeObject = KubeObject> {
   /** "" for the core group. */
   group: string;
   version: string;
@@ -16,13 +20,15 @@ export interface Resource {
   labelSelector?: string;
   /** Only objects with these fields (a field selector), e.g. Events of one reason. */
   fieldSelector?: string;
+  /** Never set: it carries `T`, the type of the kind's objects, for the compiler. */
+  readonly objectType?: T;
 }
 
 /** A narrower view of `resource`: the same kind, only the objects the selectors match. */
-export function scoped(
-  resource: Resource,
+export function scoped<T extends KubeObject>(
+  resource: Resource<T>,
   selectors: { labelSelector?: string; fieldSelector?: string },
-): Resource {
+): Resource<T> {
   return { ...resource, ...selectors };
 }
 

@@ -294,7 +294,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       optional: true,
       filter: nodeChanged as (change: StoreChange<KubeObject>) => boolean,
       map: (node, { cache }) =>
-        cache<Ptemplate & KubeObject>(PTEMPLATE).list().filter((pt) => selects(pt, node)).map(
+        cache(PTEMPLATE).list().filter((pt) => selects(pt, node)).map(
           (pt) => ({ namespace: pt.metadata!.namespace, name: pt.metadata!.name! }),
         ),
     },
@@ -331,24 +331,24 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       return undefined;
     };
     const module = kmmInstalled
-      ? ours("Module", cache<Module>(MODULE).get(namespace, name))
+      ? ours("Module", cache(MODULE).get(namespace, name))
       : undefined;
     const daemonSet = ours(
       "DaemonSet",
-      cache<DaemonSet & KubeObject>(DAEMON_SET).get(namespace, consumerDaemonSetName(pt)),
+      cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt)),
     );
     // Consumers are the pods the DaemonSet controls, by UID: never pods that merely match a label.
     const dsUid = daemonSet?.metadata?.uid;
     const pods = dsUid
-      ? cache<Pod & KubeObject>(CONSUMER_PODS).ownedBy(dsUid).filter((p) =>
+      ? cache(CONSUMER_PODS).ownedBy(dsUid).filter((p) =>
         controllerOf(p)?.uid === dsUid && !p.metadata?.deletionTimestamp
       )
       : [];
     const nodes = installed(NODE)
-      ? cache<Node & KubeObject>(NODE).list().filter((node) => selects(pt, node))
+      ? cache(NODE).list().filter((node) => selects(pt, node))
       : undefined;
     const failedCreates = dsUid
-      ? cache<Event & KubeObject>(FAILED_CREATES).list({ namespace }).filter((e) =>
+      ? cache(FAILED_CREATES).list({ namespace }).filter((e) =>
         e.involvedObject.uid === dsUid
       )
       : [];

@@ -111,7 +111,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
     }
     for (const watch of plugin.watches ?? []) {
-      const context = { cache: <R extends KubeObject>(r: Resource) => pool.cache<R>(r) };
+      const context = { cache: <R extends KubeObject>(r: Resource<R>) => pool.cache(r) };
       pool.onChange(watch.resource, (change) => {
         if (watch.filter && !watch.filter(change)) return;
         const objects = change.type === "updated" ? [change.old, change.object] : [change.object];

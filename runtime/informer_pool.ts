@@ -105,7 +105,7 @@ export class InformerPool {
   }
 
   /** A read-only view of the cache of `resource`. */
-  cache<T extends KubeObject>(resource: Resource): CacheReader<T> {
+  cache<T extends KubeObject>(resource: Resource<T>): CacheReader<T> {
     return new ScopedCache(this.informers<T>(resource));
   }
 

@@ -12,13 +12,13 @@ import { exposeProcessMetrics } from "./process_metrics.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
-import { type AnyPlugin, MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
+import { MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
 import { type BindAddress, Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
-  plugins: AnyPlugin[];
+  plugins: Plugin[];
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
   /** Lease to lead on, or false to run controllers at once (one instance only!). */
@@ -129,7 +129,7 @@ export class Manager {
     const guard = new WriteLoopGuard(options.writeLoopGuard);
     this.controllers = options.plugins.map((plugin) =>
       // The informer hands each plugin objects of the kind it declared in `for`.
-      new Controller(plugin as unknown as Plugin<KubeObject>, {
+      new Controller(plugin, {
         client,
         pool: this.pool,
         metrics,

@@ -14,7 +14,7 @@ export interface ObjectRef {
 
 /** A kind a plugin creates, and how the runtime may treat existing objects of it. */
 export interface OwnedKind {
-  resource: Resource;
+  resource: Resource<KubeObject>;
   /**
    * Take over an object named like a child that has no controller (adding our controller
    * reference) instead of reporting it; default false. Only for kinds whose objects people
@@ -51,11 +51,11 @@ export interface Permission {
 
 /** Another kind whose changes should reconcile some objects of the plugin's kind. */
 export interface Watch<W extends KubeObject = KubeObject> {
-  resource: Resource;
+  resource: Resource<W>;
   /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
-  map: (object: W, context: MapContext) => ObjectRef[];
+  map(object: W, context: MapContext): ObjectRef[];
   /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
-  filter?: ChangeFilter<W>;
+  filter?(change: StoreChange<W>): boolean;
   /**
    * The plugin works without this kind (it reports less). A cluster-scoped optional kind is not
    * watched when the operator is restricted to namespaces, where Roles cannot grant it; then
@@ -66,7 +66,8 @@ export interface Watch<W extends KubeObject = KubeObject> {
 
 /** What `Watch.map` may use. */
 export interface MapContext {
-  cache<R extends KubeObject>(resource: Resource): CacheReader<R>;
+  /** Cached objects of a kind, typed by its `Resource`. */
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
 }
 
 /**
@@ -75,21 +76,24 @@ export interface MapContext {
  * request when the cache already matches), deletes children it created earlier that are no
  * longer listed, and writes `status` with `observedGeneration` (skipping it when unchanged).
  */
-export interface Outcome {
+export interface Outcome<T extends KubeObject = KubeObject> {
   /** Every child that should exist, of the kinds in `owns`. Omit to leave children alone. */
   children?: (KubeObject | Unstructured)[];
-  /** The status to report (the fields this plugin owns). Omit to leave status alone. */
-  status?: Record<string, unknown>;
+  /** The status to report (the fields this plugin owns), of `T`'s status type. Omit to leave it. */
+  status?: StatusOf<T>;
   /** Visit again after this long even if nothing changes (a plain delay). */
   requeueAfterMs?: number;
 }
+
+/** The type of `T`'s status: what its plugin may report. */
+export type StatusOf<T> = T extends { status?: infer S } ? NonNullable<S> : Record<string, unknown>;
 
 /** What a reconcile gets besides the object. */
 export interface ReconcileContext {
   /** For the rare imperative step; prefer returning an Outcome. */
   client: KubeClient;
   /** Cached reads of any kind the plugin declared (for, owns, watches), or others on demand. */
-  cache<R extends KubeObject>(resource: Resource): CacheReader<R>;
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
   /** True when the API server serves this kind (e.g. its CRD is installed). */
   installed(resource: Resource): boolean;
   /**
@@ -111,8 +115,8 @@ export type ChangeFilter<T extends KubeObject> = (change: StoreChange<T>) => boo
 export interface PluginSpec<T extends KubeObject = KubeObject> {
   /** Unique; the controller name in metrics and logs, and the field manager of its writes. */
   name: string;
-  /** The kind it reconciles. */
-  for: Resource;
+  /** The kind it reconciles; its objects' type is `T`. */
+  for: Resource<T>;
   /**
    * Kinds it creates; their changes reconcile the controlling owner. A kind alone, or with
    * options (`{ resource, adopt, recreateOnImmutableChange }`).
@@ -131,7 +135,7 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    */
   permissions?: Permission[];
   /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
-  filter?: ChangeFilter<T>;
+  filter?(change: StoreChange<T>): boolean;
   /** Workers for this plugin; default 1. A key is never reconciled by two at once. */
   concurrency?: number;
   /**
@@ -146,7 +150,9 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * or throw: a `PermanentError` is reported and not retried until the object changes; anything
    * else is retried with per-key exponential backoff.
    */
-  reconcile: (object: T, context: ReconcileContext) => Outcome | void | Promise<Outcome | void>;
+  // Methods rather than function-typed fields: a Plugin<Ptemplate> is then also a Plugin, which
+  // is what the manager takes (parameters of methods are compared both ways).
+  reconcile(object: T, context: ReconcileContext): Outcome<T> | void | Promise<Outcome<T> | void>;
   /**
    * Cleans up what the plugin made outside Kubernetes before its object goes. With it, the
    * runtime puts a finalizer (`finalizer`) on each object before its first reconcile; once the
@@ -155,7 +161,7 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * the finalizer and the API server deletes the object. Must be idempotent: it may run again
    * after a crash. Children need nothing: owner references remove them.
    */
-  finalize?: (object: T, context: ReconcileContext) => void | Promise<void>;
+  finalize?(object: T, context: ReconcileContext): void | Promise<void>;
   /** The finalizer's name; default `operator.pt.example.com/<plugin name>`. */
   finalizer?: string;
   /**
@@ -167,11 +173,6 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
 
 /** A plugin, as registered with the manager. */
 export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
-
-/** A plugin for any kind: what the manager takes, whatever type each plugin reconciles. */
-// A plugin for Ptemplates cannot be used where any object may be passed in, so the manager's
-// list is typed with `never`, which every plugin's object type accepts.
-export type AnyPlugin = Plugin<never>;
 
 /**
  * The most workers one plugin may have. Reconciles mostly wait on the API server, so more than a

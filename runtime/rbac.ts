@@ -33,9 +33,8 @@ export const LEADER_ELECTION_RULES: PolicyRule[] = [
   },
 ];
 
-// `never`: any plugin's declarations, whatever type it reconciles.
 type Declaring = Pick<
-  PluginSpec<never>,
+  PluginSpec,
   "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions"
 >;
 

@@ -5,6 +5,7 @@
 import { parseAllDocuments } from "yaml";
 import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import type { Resource } from "../kube/resource.ts";
 import { isApiError } from "../kube/errors.ts";
 import {
   CLUSTER_ROLE_BINDING,
@@ -534,7 +535,7 @@ export class ControlPlane {
 
 async function ensure(
   client: KubeClient,
-  resource: typeof NAMESPACE,
+  resource: Resource,
   object: KubeObject,
 ): Promise<void> {
   try {

@@ -8,7 +8,7 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../kube/client.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { Manager } from "../runtime/manager.ts";
-import type { AnyPlugin } from "../runtime/plugin.ts";
+import type { Plugin } from "../runtime/plugin.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { CONFIG_SET, CONFIG_SET_CRD, configSetPlugin } from "./fixtures/config_set.ts";
@@ -22,15 +22,15 @@ await integrationTest("a controller whose workers die fails /healthz", {
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: "health" } });
   // What definePlugin would have refused: a concurrency of 2^32 workers.
-  const runaway = Object.freeze({
+  const runaway: Plugin = Object.freeze({
     ...configSetPlugin,
     name: "runaway",
     concurrency: 2 ** 32,
-  }) as unknown as AnyPlugin;
+  });
   const client = new KubeClient(plane.adminConfig);
   const manager = new Manager({
     client,
-    plugins: [configSetPlugin as unknown as AnyPlugin, runaway],
+    plugins: [configSetPlugin, runaway],
     healthBind: { hostname: "127.0.0.1", port: 0 },
   });
   const stop = new AbortController();

@@ -10,6 +10,7 @@ import type { ConfigMap, Event, Pod } from "kubernetes-types/core/v1.d.ts";
 import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import type { Resource } from "../kube/resource.ts";
 import { CONFIG_MAP, DAEMON_SET, EVENT, NAMESPACE, POD } from "../kube/kinds.ts";
 import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -84,7 +85,7 @@ await integrationTest("children are ours alone", {
    * and the audit log, not the resourceVersion.
    */
   const expectUntouched = async (
-    objects: [typeof MODULE, KubeObject][],
+    objects: [Resource, KubeObject][],
     owners: unknown[] | undefined,
   ) => {
     for (const [resource, before] of objects) {

@@ -8,7 +8,7 @@ import {
   type Unstructured,
 } from "../../mod.ts";
 
-export const GREETING: Resource = {
+export const GREETING: Resource<Greeting> = {
   group: "example.ptemplate.dev",
   version: "v1",
   kind: "Greeting",

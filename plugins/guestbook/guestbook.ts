@@ -15,7 +15,7 @@ import {
   type Unstructured,
 } from "../../mod.ts";
 
-export const GUEST: Resource = {
+export const GUEST: Resource<Guest> = {
   group: "example.ptemplate.dev",
   version: "v1",
   kind: "Guest",
@@ -41,10 +41,6 @@ export const GUEST_CRD: Unstructured = customResourceDefinition(GUEST, {
 export const GUESTBOOK = "guestbook";
 /** Only the books are cached, not every ConfigMap. */
 const GUESTBOOKS = scoped(CONFIG_MAP, { fieldSelector: `metadata.name=${GUESTBOOK}` });
-
-interface Book extends KubeObject {
-  data?: Record<string, string>;
-}
 
 /** Writes (or, with `null`, erases) one guest's line; creates the book when there is none. */
 async function sign(context: ReconcileContext, guest: Guest, line: string | null): Promise<void> {
@@ -77,13 +73,13 @@ export const guestbookPlugin = definePlugin<Guest>({
     resource: GUESTBOOKS,
     // A changed book: every guest of its namespace checks its line.
     map: (book, { cache }) =>
-      cache<Guest>(GUEST).list({ namespace: book.metadata?.namespace }).map((g) => ({
+      cache(GUEST).list({ namespace: book.metadata?.namespace }).map((g) => ({
         namespace: g.metadata!.namespace,
         name: g.metadata!.name!,
       })),
   }],
   async reconcile(guest, context) {
-    const book = context.cache<Book>(GUESTBOOKS).get(guest.metadata!.namespace, GUESTBOOK);
+    const book = context.cache(GUESTBOOKS).get(guest.metadata!.namespace, GUESTBOOK);
     if (book?.data?.[guest.metadata!.name!] !== guest.spec.greeting) {
       await sign(context, guest, guest.spec.greeting);
     }

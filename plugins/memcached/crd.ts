@@ -6,7 +6,7 @@ import {
   type Unstructured,
 } from "../../mod.ts";
 
-export const MEMCACHED: Resource = {
+export const MEMCACHED: Resource<Memcached> = {
   group: "cache.example.com",
   version: "v1alpha1",
   kind: "Memcached",

@@ -1,6 +1,6 @@
 /** The `memcached` plugin: a Memcached's `spec.size` becomes a Deployment's replicas; `status.nodes` its pods. */
 import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
-import { definePlugin, DEPLOYMENT, type KubeObject, POD } from "../../mod.ts";
+import { definePlugin, DEPLOYMENT, POD } from "../../mod.ts";
 import { MEMCACHED, type Memcached } from "./crd.ts";
 
 export const MEMCACHED_IMAGE = "memcached:1.4.36-alpine";
@@ -49,7 +49,7 @@ export const memcachedPlugin = definePlugin<Memcached>({
     },
   }],
   reconcile(memcached, { cache }) {
-    const pods = cache<KubeObject>(POD).list({
+    const pods = cache(POD).list({
       namespace: memcached.metadata!.namespace,
       labelSelector: `app=memcached,memcached_cr=${memcached.metadata!.name}`,
     }).filter((pod) => !pod.metadata?.deletionTimestamp);

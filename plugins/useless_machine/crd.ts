@@ -6,7 +6,7 @@ import {
   type Unstructured,
 } from "../../mod.ts";
 
-export const MACHINE: Resource = {
+export const MACHINE: Resource<Machine> = {
   group: "useless.container.training",
   version: "v1alpha1",
   kind: "Machine",
@@ -14,7 +14,7 @@ export const MACHINE: Resource = {
   namespaced: true,
 };
 
-export const SWITCH: Resource = {
+export const SWITCH: Resource<Switch> = {
   group: "useless.container.training",
   version: "v1alpha1",
   kind: "Switch",

@@ -114,7 +114,7 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
       const uid = machine.metadata!.uid!;
       const key = `${namespace}/${machine.metadata!.name}`;
       const now = Date.now();
-      const listed = cache<Switch>(SWITCH)
+      const listed = cache(SWITCH)
         .list({ namespace, labelSelector: `${MACHINE_LABEL}=${machine.metadata!.name}` })
         .filter((sw) => !sw.metadata?.deletionTimestamp);
       const pending = expectations.pending(key, new Set(listed.map((sw) => sw.metadata!.name!)));

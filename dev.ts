@@ -5,15 +5,8 @@
 import { parse } from "yaml";
 import { KMM_MODULE_CRD_FILE, MODULE } from "./crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "./crds/ptemplate.ts";
-import {
-  DAEMON_SET,
-  KubeClient,
-  log,
-  Manager,
-  POD,
-  setupLogging,
-  type Unstructured,
-} from "./mod.ts";
+import { DAEMON_SET, KubeClient, POD, type Unstructured } from "./kube/mod.ts";
+import { log, Manager, setupLogging } from "./runtime/mod.ts";
 import { PTEMPLATE_PLUGINS } from "./reconcilers/mod.ts";
 import { ControlPlane } from "./testing/control_plane.ts";
 import { eventually } from "./testing/eventually.ts";

@@ -7,17 +7,27 @@ import {
   KubeClient,
   KubeconfigError,
   loadClusterConfig,
+  preflight,
+  type Unstructured,
+} from "./kube/mod.ts";
+import {
   log,
   Manager,
   MAX_CONCURRENCY,
   parseBindAddress,
-  preflight,
   setupLogging,
   shutdownSignal,
-  type Unstructured,
-} from "./mod.ts";
+} from "./runtime/mod.ts";
 import { describeFlags, type FlagSpecs, parseFlags, UsageError } from "./cli/flags.ts";
-import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./cli/plugin_catalog.ts";
+import {
+  builtInCatalog,
+  type CatalogEntry,
+  crdsOf,
+  loadPluginModules,
+  selectPlugins,
+} from "./cli/plugin_catalog.ts";
+
+export type { CatalogEntry };
 import { rbacManifests, rbacYaml } from "./cli/rbac_manifests.ts";
 
 export const VERSION: string = denoJson.version;
@@ -164,9 +174,12 @@ Examples:
 `;
 }
 
+/** The plugins this binary carries: ours, or an own binary's (see `main`). */
+let carried: () => CatalogEntry[] = builtInCatalog;
+
 async function catalogFor(values: Record<string, unknown>) {
   const extra = await loadPluginModules((values.plugin as string[] | undefined) ?? []);
-  return selectPlugins([...builtInCatalog(), ...extra], values.plugins as string[] | undefined);
+  return selectPlugins([...carried(), ...extra], values.plugins as string[] | undefined);
 }
 
 async function connect(values: Record<string, unknown>): Promise<KubeClient> {
@@ -335,8 +348,15 @@ async function uninstall(values: Record<string, unknown>): Promise<void> {
   }
 }
 
-/** Runs the command line; returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the command line; returns the exit code. An own binary passes its own `catalog`: the
+ * plugins it carries instead of ours, with the whole command line (run, crds, rbac, install).
+ */
+export async function main(
+  argv: string[],
+  options: { catalog?: CatalogEntry[] } = {},
+): Promise<number> {
+  if (options.catalog) carried = () => options.catalog!;
   // `deno task start -- --flag` passes the separator on; it means nothing here.
   const args = argv[0] === "--" ? argv.slice(1) : argv;
   const command = args[0] && !args[0].startsWith("-") ? args[0] : "run";

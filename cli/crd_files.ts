@@ -1,6 +1,6 @@
 /** The CRD YAML files in `crds/`, one per CRD of the catalog's plugins, and their text. */
 import { stringify } from "yaml";
-import type { Unstructured } from "../mod.ts";
+import type { Unstructured } from "../kube/mod.ts";
 import { builtInCatalog } from "./plugin_catalog.ts";
 
 export interface CrdFile {

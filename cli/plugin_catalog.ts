@@ -1,5 +1,6 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
-import type { Plugin, Unstructured } from "../mod.ts";
+import type { Unstructured } from "../kube/mod.ts";
+import type { Plugin } from "../runtime/mod.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";

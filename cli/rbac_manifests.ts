@@ -1,6 +1,7 @@
 /** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
 import { Document, isScalar, visit } from "yaml";
-import { LEADER_ELECTION_RULES, type Plugin, rbacRules, type Unstructured } from "../mod.ts";
+import { type Unstructured } from "../kube/mod.ts";
+import { LEADER_ELECTION_RULES, type Plugin, rbacRules } from "../runtime/mod.ts";
 
 const NAME = "ptemplate-operator";
 const SERVICE_ACCOUNT = {

@@ -1,6 +1,7 @@
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
-import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule, type Unstructured } from "../mod.ts";
+import { type Unstructured } from "../kube/mod.ts";
+import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule } from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
 import { rbacManifests, rbacYaml } from "./rbac_manifests.ts";
 

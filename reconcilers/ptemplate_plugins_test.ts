@@ -4,8 +4,7 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Module } from "../crds/kmm_module.ts";
 import type { Ptemplate, PtemplateStatus } from "../crds/ptemplate.ts";
-import type { KubeObject } from "../kube/client.ts";
-import { reconcileOnce } from "../testing/reconcile_once.ts";
+import { type KubeObject, reconcileOnce } from "../mod.ts";
 import {
   consumerDaemonSetPlugin,
   daemonSetFor,

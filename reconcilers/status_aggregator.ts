@@ -330,9 +330,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       }
       return undefined;
     };
-    const module = kmmInstalled
-      ? ours("Module", cache(MODULE).get(namespace, name))
-      : undefined;
+    const module = kmmInstalled ? ours("Module", cache(MODULE).get(namespace, name)) : undefined;
     const daemonSet = ours(
       "DaemonSet",
       cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt)),
@@ -348,9 +346,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       ? cache(NODE).list().filter((node) => selects(pt, node))
       : undefined;
     const failedCreates = dsUid
-      ? cache(FAILED_CREATES).list({ namespace }).filter((e) =>
-        e.involvedObject.uid === dsUid
-      )
+      ? cache(FAILED_CREATES).list({ namespace }).filter((e) => e.involvedObject.uid === dsUid)
       : [];
     // A new Ptemplate's children are on their way, and their controllers have yet to act: its
     // first status waits for them (their changes call us), rather than say "pending" and write

@@ -18,7 +18,13 @@ import {
   setupLogging,
   shutdownSignal,
 } from "./runtime/mod.ts";
-import { describeFlags, type FlagSpecs, parseFlags, UsageError } from "./cli/flags.ts";
+import {
+  describeFlags,
+  type FlagSpecs,
+  type FlagValuesOf,
+  parseFlags,
+  UsageError,
+} from "./cli/flags.ts";
 import {
   builtInCatalog,
   type CatalogEntry,
@@ -38,7 +44,7 @@ const DEFAULT_BURST = 1000;
 /** Workers per plugin: reconciles mostly wait on the API server, so a few in flight keep it busy. */
 const DEFAULT_CONCURRENCY = 8;
 
-const CONNECTION: FlagSpecs = {
+const CONNECTION = {
   kubeconfig: {
     kind: "string",
     placeholder: "FILE",
@@ -59,9 +65,9 @@ const CONNECTION: FlagSpecs = {
     placeholder: "N",
     help: `requests that may go at once after a quiet spell (default ${DEFAULT_BURST})`,
   },
-};
+} as const satisfies FlagSpecs;
 
-const PLUGINS: FlagSpecs = {
+const PLUGINS = {
   plugins: {
     kind: "list",
     placeholder: "LIST",
@@ -72,9 +78,9 @@ const PLUGINS: FlagSpecs = {
     placeholder: "MODULE",
     help: "load plugins from a module (under `deno run`; repeatable)",
   },
-};
+} as const satisfies FlagSpecs;
 
-const RUN: FlagSpecs = {
+const RUN = {
   ...CONNECTION,
   namespace: {
     kind: "list",
@@ -123,26 +129,26 @@ const RUN: FlagSpecs = {
     help: `workers per plugin, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
   },
   ...PLUGINS,
-};
+} as const satisfies FlagSpecs;
+
+const RBAC = { namespace: RUN.namespace, ...PLUGINS } as const satisfies FlagSpecs;
+const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpecs;
+const UNINSTALL = {
+  ...INSTALL,
+  yes: { kind: "boolean", help: "delete even when objects of the kinds exist" },
+} as const satisfies FlagSpecs;
 
 const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
   run: { summary: "run the operator (the default command)", flags: RUN },
   crds: { summary: "print the CRDs of the enabled plugins as YAML", flags: PLUGINS },
   rbac: {
     summary: "print the RBAC the enabled plugins need (a ClusterRole, or Roles with --namespace)",
-    flags: { namespace: RUN.namespace, ...PLUGINS },
+    flags: RBAC,
   },
-  install: {
-    summary: "install (server-side apply) the CRDs into the cluster",
-    flags: { ...CONNECTION, ...PLUGINS },
-  },
+  install: { summary: "install (server-side apply) the CRDs into the cluster", flags: INSTALL },
   uninstall: {
     summary: "delete the CRDs from the cluster, and with them every object of their kinds",
-    flags: {
-      ...CONNECTION,
-      ...PLUGINS,
-      yes: { kind: "boolean", help: "delete even when objects of the kinds exist" },
-    },
+    flags: UNINSTALL,
   },
   version: { summary: "print the version", flags: {} },
 };
@@ -177,19 +183,19 @@ Examples:
 /** The plugins this binary carries: ours, or an own binary's (see `main`). */
 let carried: () => CatalogEntry[] = builtInCatalog;
 
-async function catalogFor(values: Record<string, unknown>) {
-  const extra = await loadPluginModules((values.plugin as string[] | undefined) ?? []);
-  return selectPlugins([...carried(), ...extra], values.plugins as string[] | undefined);
+async function catalogFor(values: FlagValuesOf<typeof PLUGINS>) {
+  const extra = await loadPluginModules(values.plugin ?? []);
+  return selectPlugins([...carried(), ...extra], values.plugins);
 }
 
-async function connect(values: Record<string, unknown>): Promise<KubeClient> {
-  const qps = (values["kube-api-qps"] as number | undefined) ?? DEFAULT_QPS;
-  const burst = (values["kube-api-burst"] as number | undefined) ?? DEFAULT_BURST;
+async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<KubeClient> {
+  const qps = values["kube-api-qps"] ?? DEFAULT_QPS;
+  const burst = values["kube-api-burst"] ?? DEFAULT_BURST;
   if (!(qps > 0)) throw new UsageError(`--kube-api-qps must be above 0, not ${qps}`);
   if (burst < 1) throw new UsageError(`--kube-api-burst must be at least 1, not ${burst}`);
   const config = await loadClusterConfig({
-    kubeconfig: values.kubeconfig as string | undefined,
-    context: values.context as string | undefined,
+    kubeconfig: values.kubeconfig,
+    context: values.context,
   });
   return new KubeClient(config, {
     userAgent: `ptemplate-operator/${VERSION}`,
@@ -197,27 +203,27 @@ async function connect(values: Record<string, unknown>): Promise<KubeClient> {
   });
 }
 
-async function run(values: Record<string, unknown>): Promise<void> {
+async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
   setupLogging({
-    level: (values["log-level"] as "info" | undefined) ?? "info",
-    format: (values["log-format"] as "auto" | undefined) ?? "auto",
+    level: values["log-level"] ?? "info",
+    format: values["log-format"] ?? "auto",
   });
   const logger = log("main");
-  const bind = (flag: string, fallback: string) => {
+  const bind = (flag: "metrics-bind-address" | "health-probe-bind-address", fallback: string) => {
     try {
-      return parseBindAddress((values[flag] as string | undefined) ?? fallback, `--${flag}`);
+      return parseBindAddress(values[flag] ?? fallback, `--${flag}`);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
   };
   const metricsBind = bind("metrics-bind-address", ":8080");
   const healthBind = bind("health-probe-bind-address", ":8081");
-  for (const namespace of (values.namespace as string[] | undefined) ?? []) {
+  for (const namespace of values.namespace ?? []) {
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
       throw new UsageError(`--namespace "${namespace}" is not a namespace name (a DNS label)`);
     }
   }
-  const concurrency = (values.concurrency as number | undefined) ?? DEFAULT_CONCURRENCY;
+  const concurrency = values.concurrency ?? DEFAULT_CONCURRENCY;
   if (concurrency < 1 || concurrency > MAX_CONCURRENCY) {
     throw new UsageError(
       `--concurrency must be from 1 to ${MAX_CONCURRENCY} workers per plugin, not ${concurrency}`,
@@ -244,8 +250,8 @@ async function run(values: Record<string, unknown>): Promise<void> {
     client.close();
     throw error;
   }
-  const leaderElect = (values["leader-elect"] as boolean | undefined) ?? inCluster;
-  const namespaces = (values.namespace as string[] | undefined) ?? [];
+  const leaderElect = values["leader-elect"] ?? inCluster;
+  const namespaces = values.namespace ?? [];
   logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
     plugins: entries.map((e) => e.plugin.name).join(", "),
     scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
@@ -257,8 +263,8 @@ async function run(values: Record<string, unknown>): Promise<void> {
     plugins: entries.map((e) => e.plugin),
     namespaces,
     leaderElection: leaderElect && {
-      namespace: (values["leader-election-namespace"] as string | undefined) ?? config.namespace,
-      name: (values["leader-election-id"] as string | undefined) ??
+      namespace: values["leader-election-namespace"] ?? config.namespace,
+      name: values["leader-election-id"] ??
         "ptemplate-operator.pt.example.com",
     },
     metricsBind,
@@ -272,7 +278,7 @@ async function run(values: Record<string, unknown>): Promise<void> {
   }
 }
 
-async function install(values: Record<string, unknown>): Promise<void> {
+async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {
   const crds = crdsOf(await catalogFor(values));
   const client = await connect(values);
   try {
@@ -302,7 +308,7 @@ async function install(values: Record<string, unknown>): Promise<void> {
  * Deletes the CRDs, and with them every object of their kinds; says what that is first, and
  * deletes nothing that exists without --yes.
  */
-async function uninstall(values: Record<string, unknown>): Promise<void> {
+async function uninstall(values: FlagValuesOf<typeof UNINSTALL>): Promise<void> {
   const crds = crdsOf(await catalogFor(values));
   const client = await connect(values);
   try {
@@ -373,37 +379,39 @@ export async function main(
     return 0;
   }
   try {
-    const { values, positional } = parseFlags(rest, COMMANDS[command].flags);
-    if (positional.length) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    // Each command reads its own flags, typed by their specs.
+    const flags = <S extends FlagSpecs>(specs: S) => {
+      const { values, positional } = parseFlags(rest, specs);
+      if (positional.length) throw new UsageError(`unexpected argument "${positional[0]}"`);
+      return values;
+    };
     switch (command) {
       case "version":
+        flags(COMMANDS.version.flags);
         console.log(`ptemplate-operator ${VERSION} (deno ${Deno.version.deno})`);
         return 0;
-      case "crds":
+      case "crds": {
+        const crds = crdsOf(await catalogFor(flags(PLUGINS)));
         console.log(
-          crdsOf(await catalogFor(values)).map((crd) =>
-            stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false })
-          ).join(
-            "---\n",
-          ),
+          crds.map((crd) => stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false }))
+            .join("---\n"),
         );
         return 0;
-      case "rbac":
-        console.log(
-          rbacYaml(rbacManifests(
-            (await catalogFor(values)).map((entry) => entry.plugin),
-            { namespaces: values.namespace as string[] | undefined },
-          )),
-        );
+      }
+      case "rbac": {
+        const values = flags(RBAC);
+        const plugins = (await catalogFor(values)).map((entry) => entry.plugin);
+        console.log(rbacYaml(rbacManifests(plugins, { namespaces: values.namespace })));
         return 0;
+      }
       case "install":
-        await install(values);
+        await install(flags(INSTALL));
         return 0;
       case "uninstall":
-        await uninstall(values);
+        await uninstall(flags(UNINSTALL));
         return 0;
       default:
-        await run(values);
+        await run(flags(RUN));
         return 0;
     }
   } catch (error) {

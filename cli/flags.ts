@@ -18,6 +18,16 @@ export type FlagSpecs = Record<string, FlagSpec>;
 
 export type FlagValues = Record<string, string | boolean | number | string[] | undefined>;
 
+/** What one flag's value is, from its spec: `--concurrency` an integer is a `number`. */
+export type FlagValue<S extends FlagSpec> = S extends { kind: "boolean" } ? boolean
+  : S extends { kind: "integer" | "number" } ? number
+  : S extends { kind: "list" } ? string[]
+  : S extends { choices: readonly (infer C)[] } ? C
+  : string;
+
+/** The values `parseFlags` returns for `specs`, each typed by its spec; absent when not given. */
+export type FlagValuesOf<S extends FlagSpecs> = { [K in keyof S]?: FlagValue<S[K]> };
+
 /** A usage mistake; the CLI prints it with a pointer to `--help` and exits 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
@@ -42,10 +52,10 @@ function closest(name: string, candidates: string[]): string | undefined {
 }
 
 /** Splits `args` into flag values and positional arguments. */
-export function parseFlags(
+export function parseFlags<S extends FlagSpecs>(
   args: string[],
-  specs: FlagSpecs,
-): { values: FlagValues; positional: string[] } {
+  specs: S,
+): { values: FlagValuesOf<S>; positional: string[] } {
   const values: FlagValues = {};
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -104,7 +114,7 @@ export function parseFlags(
       values[name] = raw;
     }
   }
-  return { values, positional };
+  return { values: values as FlagValuesOf<S>, positional };
 }
 
 /** The flag table for `--help`. */

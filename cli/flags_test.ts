@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import { describeFlags, parseFlags, UsageError } from "./flags.ts";
+import { describeFlags, type FlagSpecs, parseFlags, UsageError } from "./flags.ts";
 
 const specs = {
   kubeconfig: { kind: "string", help: "path", placeholder: "FILE" },
@@ -56,4 +56,21 @@ Deno.test("flags: help lists every flag", () => {
   const help = describeFlags(specs);
   expect(help).toContain("--kubeconfig FILE");
   expect(help).toContain("--leader-elect ");
+});
+
+Deno.test("parsed values are typed by their specs", () => {
+  const specs = {
+    n: { kind: "integer", help: "" },
+    on: { kind: "boolean", help: "" },
+    list: { kind: "list", help: "" },
+    level: { kind: "string", help: "", choices: ["debug", "info"] },
+  } as const satisfies FlagSpecs;
+  const { values } = parseFlags(["--n", "3", "--on", "--list=a,b", "--level=info"], specs);
+  const n: number | undefined = values.n;
+  const on: boolean | undefined = values.on;
+  const list: string[] | undefined = values.list;
+  const level: "debug" | "info" | undefined = values.level;
+  // @ts-expect-error an integer flag is not a string
+  const wrong: string | undefined = values.n;
+  expect([n, on, list, level, wrong]).toEqual([3, true, ["a", "b"], "info", 3]);
 });

@@ -44,7 +44,8 @@ interface Aggregate {
 interface Batch {
   object: KubeObject;
   reason: string;
-  messages: string[];
+  /** Each message, with how many times it was recorded: a repeat still counts on the Event. */
+  messages: Map<string, number>;
   timer: ReturnType<typeof setTimeout>;
 }
 
@@ -95,13 +96,13 @@ export class KubeEventRecorder implements EventRecorder {
     const key = JSON.stringify([object.metadata?.uid, input.reason]);
     const batch = this.#batches.get(key);
     if (batch) {
-      if (!batch.messages.includes(input.message)) batch.messages.push(input.message);
+      batch.messages.set(input.message, (batch.messages.get(input.message) ?? 0) + 1);
       return;
     }
     this.#batches.set(key, {
       object,
       reason: input.reason,
-      messages: [input.message],
+      messages: new Map([[input.message, 1]]),
       timer: setTimeout(() => this.#release(key), this.#batchMs),
     });
   }
@@ -112,11 +113,11 @@ export class KubeEventRecorder implements EventRecorder {
     if (!batch) return;
     clearTimeout(batch.timer);
     this.#batches.delete(key);
-    this.#record(batch.object, {
-      type: "Normal",
-      reason: batch.reason,
-      message: batch.messages.join("; "),
-    });
+    // Each repeat bumps the count of the one Event, as if recorded apart.
+    const message = [...batch.messages.keys()].join("; ");
+    for (let i = 0; i < Math.max(...batch.messages.values()); i++) {
+      this.#record(batch.object, { type: "Normal", reason: batch.reason, message });
+    }
   }
 
   #record(object: KubeObject, input: EventInput): void {

@@ -14,6 +14,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
+import { sleep } from "../util/sleep.ts";
 
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 
@@ -160,7 +161,10 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         });
         expect(JSON.stringify(ds.spec)).not.toContain("hand/edit");
       });
-      // A repeated event is aggregated (the rule's events `patch`): edit the Module twice.
+      // A repeated event is aggregated (the rule's events `patch`): edit the Module twice. First
+      // let the DaemonSet's news go out: Normal Events about one object are gathered for 2 s
+      // into one (runtime/events.ts), which would join the two messages.
+      await sleep(2_500);
       for (const image of ["hand/edit:1", "hand/edit:2"]) {
         await admin.patch(MODULE, "consumer-pod", {
           spec: { devicePlugin: { container: { image } } },

@@ -5,6 +5,7 @@
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Event, Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import {
+  apiVersionOf,
   type ChildProblem,
   type ConditionInput,
   controllerOf,
@@ -230,15 +231,9 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
 
 /** The Ptemplate a child (Module, DaemonSet) belongs to, through its controller reference. */
 function ownerPtemplate(object: KubeObject): ObjectRef[] {
-  const ref = object.metadata?.ownerReferences?.find((r) =>
-    r.controller && r.kind === PTEMPLATE.kind &&
-    r.apiVersion === `${PTEMPLATE.group}/${PTEMPLATE.version}`
-  );
-  return ref ? [{ namespace: object.metadata?.namespace, name: ref.name }] : [];
-}
-
-function controller(object: KubeObject): { kind: string; name: string } | undefined {
-  return object.metadata?.ownerReferences?.find((r) => r.controller);
+  const ref = controllerOf(object);
+  const ours = ref?.kind === PTEMPLATE.kind && ref.apiVersion === apiVersionOf(PTEMPLATE);
+  return ours ? [{ namespace: object.metadata?.namespace, name: ref.name }] : [];
 }
 
 /** True when `node` has every label of the Ptemplate's selector. */
@@ -281,7 +276,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       // A consumer pod belongs to a DaemonSet that belongs to a Ptemplate.
       resource: CONSUMER_PODS,
       map: (pod, { cache }) => {
-        const owner = controller(pod);
+        const owner = controllerOf(pod);
         if (owner?.kind !== "DaemonSet") return [];
         const ds = cache(DAEMON_SET).get(pod.metadata?.namespace, owner.name);
         return ds ? ownerPtemplate(ds) : [];

@@ -7,7 +7,7 @@ import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { ApiError, isApiError } from "../kube/errors.ts";
 import { NetworkError } from "../kube/network_error.ts";
 import { missingRule, StartupError } from "../kube/preflight.ts";
-import type { Resource } from "../kube/resource.ts";
+import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { ReconnectBackoff } from "./backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./logging.ts";
@@ -206,9 +206,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const appeared = !this.#installed;
     this.#resourceVersion = resourceVersion;
     const kind = this.resource.kind;
-    const apiVersion = this.resource.group
-      ? `${this.resource.group}/${this.resource.version}`
-      : this.resource.version;
+    const apiVersion = apiVersionOf(this.resource);
     // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
     for (const item of items) slim(Object.assign(item, { apiVersion, kind }));
     this.#emit(this.store.replace(items));

@@ -1,3 +1,4 @@
+import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
 import { ApiError } from "../kube/errors.ts";
 import { NetworkError } from "../kube/network_error.ts";
@@ -21,14 +22,14 @@ Deno.test("one line per cause per interval, then the count of repeats", async ()
   }
   throttle.warn("api 500 InternalError", "other trouble");
   expect(lines.map((l) => l.message)).toEqual(["watch of {kind} failed", "other trouble"]);
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await sleep(150);
   expect(lines).toHaveLength(3);
   expect(lines[2]).toEqual({
     message: "watch of {kind} failed ({repeats} more times in {seconds} s)",
     properties: { kind: "K49", repeats: 49, seconds: 0.1 },
   });
   // A quiet interval closes the window: the next occurrence is logged at once.
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  await sleep(150);
   throttle.warn("network refused", "watch of {kind} failed", { kind: "again" });
   expect(lines.at(-1)).toEqual({
     message: "watch of {kind} failed",

@@ -1,4 +1,5 @@
 /** The Ptemplate operator end to end: real control plane, kwok nodes, KMM's CRD, GC by owner references. */
+import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { parse } from "yaml";
@@ -356,7 +357,7 @@ await integrationTest("ptemplate operator end to end", {
         // which is written at most every 10 s.
         await eventually(async () => {
           const before = operator.writes.length;
-          await new Promise((resolve) => setTimeout(resolve, 11_000));
+          await sleep(11_000);
           expect(operator.writes.length).toBe(before);
         }, { timeoutMs: 90_000 });
 
@@ -367,7 +368,7 @@ await integrationTest("ptemplate operator end to end", {
         await eventually(() =>
           expect(operator.reconciles()).toBeGreaterThanOrEqual(reconcilesBefore + 3 * 52)
         );
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await sleep(1_000);
         expect(operator.writes.slice(writesBefore)).toEqual([]);
 
         await operator.stop();
@@ -375,7 +376,7 @@ await integrationTest("ptemplate operator end to end", {
         await eventually(() => expect(operator.reconciles()).toBeGreaterThanOrEqual(3 * 52), {
           timeoutMs: 60_000,
         });
-        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        await sleep(2_000);
         expect(operator.writes).toEqual([]);
       },
     );

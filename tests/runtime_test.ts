@@ -1,4 +1,5 @@
 /** The runtime in-process against the real control plane: cache sync, apply/prune/status, quiet resync, 410. */
+import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -106,7 +107,7 @@ await integrationTest("runtime: a plugin against the real API server", {
         });
         expect(set.status?.count).toBe(2);
         // Let any further reconciles (child events come back through the watch) run out.
-        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await sleep(1_500);
         const statusWrites = writes.filter((w) => w.endsWith("/configsets/s1/status"));
         expect(statusWrites).toHaveLength(1);
       },
@@ -145,7 +146,7 @@ await integrationTest("runtime: a plugin against the real API server", {
     });
 
     await step("after convergence a full resync makes zero write requests", async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await sleep(1_500);
       const reconciles = () => {
         const metric = manager.registry.render().match(
           /controller_runtime_reconcile_total\{controller="config-set",result="success"\} (\d+)/,
@@ -158,7 +159,7 @@ await integrationTest("runtime: a plugin against the real API server", {
         if (controller.name === "config-set") controller.enqueueAll();
       }
       await eventually(() => expect(reconciles()).toBeGreaterThanOrEqual(before + 2));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       expect(writes.filter((w) => !w.includes("/events")).slice(writesBefore)).toEqual([]);
     });
 

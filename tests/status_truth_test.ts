@@ -4,6 +4,7 @@
  * tainted, nodes without the device or with too few, consumer pods refused by Pod Security, and a
  * pod the scheduler cannot place. Real control plane, kwok nodes.
  */
+import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
@@ -170,7 +171,7 @@ await integrationTest("the status names the real blocker, and clears", {
         spec: { policyName: "no-refused-consumers", validationActions: ["Deny"] },
       });
       // Policies take effect after the API server has loaded them.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await sleep(2_000);
       for (const blocker of BLOCKERS) {
         await admin.create(PTEMPLATE, {
           metadata: { name: blocker.ptemplate, namespace: blocker.namespace ?? NS },

@@ -4,7 +4,13 @@
  * delay period), and reports `status.positions`. Switches have generated names and a position
  * people change, so this plugin uses the client in its context instead of returning children.
  */
-import { controllerReference, definePlugin, type KubeClient, type Plugin } from "../../mod.ts";
+import {
+  controllerOf,
+  controllerReference,
+  definePlugin,
+  type KubeClient,
+  type Plugin,
+} from "../../mod.ts";
 import { MACHINE, type Machine, MACHINE_LABEL, SWITCH, type Switch } from "./crd.ts";
 
 export interface UselessMachineOptions {
@@ -122,7 +128,7 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
 
       // A switch relabelled to this machine becomes ours, so it goes away with us, not its old machine.
       for (const sw of switches) {
-        const owner = sw.metadata?.ownerReferences?.find((r) => r.controller);
+        const owner = controllerOf(sw);
         if (owner?.uid === uid) continue;
         await client.patch(SWITCH, sw.metadata!.name!, {
           metadata: { ownerReferences: [controllerReference(machine)] },

@@ -29,7 +29,12 @@ export type { CacheReader, StoreChange } from "./runtime/store.ts";
 export type { EventInput, EventRecorder } from "./runtime/events.ts";
 
 // Status conditions, and whose a child is.
-export { type Condition, type ConditionInput, mergeConditions } from "./runtime/conditions.ts";
+export {
+  type Condition,
+  type ConditionInput,
+  CONDITIONS_SCHEMA,
+  mergeConditions,
+} from "./runtime/conditions.ts";
 export { controllerReference } from "./runtime/desired_state.ts";
 export {
   controllerOf,

@@ -4,6 +4,7 @@
  */
 import {
   type Condition,
+  CONDITIONS_SCHEMA,
   customResourceDefinition,
   type Resource,
   type Unstructured,
@@ -325,23 +326,7 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
     desiredConsumers: { type: "integer" },
     moduleLoader: nodeCountsSchema("KMM module loader"),
     devicePlugin: nodeCountsSchema("KMM device plugin"),
-    conditions: {
-      type: "array",
-      "x-kubernetes-list-type": "map",
-      "x-kubernetes-list-map-keys": ["type"],
-      items: {
-        type: "object",
-        required: ["type", "status", "lastTransitionTime", "reason", "message"],
-        properties: {
-          type: { type: "string" },
-          status: { type: "string", enum: ["True", "False", "Unknown"] },
-          observedGeneration: { type: "integer" },
-          lastTransitionTime: { type: "string", format: "date-time" },
-          reason: { type: "string" },
-          message: { type: "string" },
-        },
-      },
-    },
+    conditions: CONDITIONS_SCHEMA,
   },
 });
 

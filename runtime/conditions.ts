@@ -29,3 +29,25 @@ export function mergeConditions(
     return { ...condition, lastTransitionTime };
   });
 }
+
+/**
+ * The schema of `status.conditions` for a CRD (`status: { conditions: CONDITIONS_SCHEMA }`):
+ * metav1.Condition's fields, a list keyed by `type`, as `mergeConditions` writes it.
+ */
+export const CONDITIONS_SCHEMA: Record<string, unknown> = {
+  type: "array",
+  "x-kubernetes-list-type": "map",
+  "x-kubernetes-list-map-keys": ["type"],
+  items: {
+    type: "object",
+    required: ["type", "status", "lastTransitionTime", "reason", "message"],
+    properties: {
+      type: { type: "string" },
+      status: { type: "string", enum: ["True", "False", "Unknown"] },
+      observedGeneration: { type: "integer" },
+      lastTransitionTime: { type: "string", format: "date-time" },
+      reason: { type: "string" },
+      message: { type: "string" },
+    },
+  },
+};

@@ -28,6 +28,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "ApiError",
     "CLUSTER_ROLE",
     "CLUSTER_ROLE_BINDING",
+    "CONDITIONS_SCHEMA",
     "CONFIG_MAP",
     "CUSTOM_RESOURCE_DEFINITION",
     "DAEMON_SET",

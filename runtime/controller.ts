@@ -7,7 +7,7 @@ import { isApiError } from "../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { Applier, childId } from "./applier.ts";
 import { KeyedBackoff } from "./backoff.ts";
-import { addFinalizer, finalizerOf, hasFinalizer, removeFinalizer } from "./finalizer.ts";
+import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { EventRecorder } from "./events.ts";
@@ -278,7 +278,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       if (finalizer && !hasFinalizer(object, finalizer)) {
         // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-        await addFinalizer(client, this.plugin.for, object, finalizer, abort);
+        await setFinalizer(client, this.plugin.for, object, finalizer, {
+          present: true,
+          signal: abort,
+        });
         log.debug("added finalizer {finalizer}", { finalizer });
       }
       const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
@@ -376,7 +379,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     let result: "success" | "error" = "success";
     try {
       await this.plugin.finalize!(object, context);
-      await removeFinalizer(client, this.plugin.for, object, finalizer, context.signal);
+      await setFinalizer(client, this.plugin.for, object, finalizer, {
+        present: false,
+        signal: context.signal,
+      });
       queue.forget(key);
       context.log.info("finalized; removed finalizer {finalizer}", { finalizer });
     } catch (error) {

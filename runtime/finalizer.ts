@@ -16,40 +16,22 @@ export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
   return object.metadata?.finalizers?.includes(finalizer) ?? false;
 }
 
-/** Adds `finalizer` to the object as read, or fails with a 409 when it has changed since. */
-export async function addFinalizer(
+/**
+ * Adds (`present`) or removes `finalizer` on the object as read, or fails with a 409 when the
+ * object has changed since.
+ */
+export async function setFinalizer(
   client: KubeClient,
   resource: Resource,
   object: KubeObject,
   finalizer: string,
-  signal?: AbortSignal,
+  options: { present: boolean; signal?: AbortSignal },
 ): Promise<void> {
-  const finalizers = [...(object.metadata?.finalizers ?? []), finalizer];
-  await writeFinalizers(client, resource, object, finalizers, signal);
-}
-
-/** Removes `finalizer` from the object as read, or fails with a 409 when it has changed since. */
-export async function removeFinalizer(
-  client: KubeClient,
-  resource: Resource,
-  object: KubeObject,
-  finalizer: string,
-  signal?: AbortSignal,
-): Promise<void> {
-  const finalizers = (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
-  await writeFinalizers(client, resource, object, finalizers, signal);
-}
-
-async function writeFinalizers(
-  client: KubeClient,
-  resource: Resource,
-  object: KubeObject,
-  finalizers: string[],
-  signal?: AbortSignal,
-): Promise<void> {
+  const others = (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
+  const finalizers = options.present ? [...others, finalizer] : others;
   const meta = object.metadata ?? {};
   // A merge patch replaces the whole list; the resourceVersion makes that safe.
   await client.patch(resource, meta.name!, {
     metadata: { resourceVersion: meta.resourceVersion, finalizers },
-  }, { namespace: resource.namespaced ? meta.namespace : undefined, signal });
+  }, { namespace: resource.namespaced ? meta.namespace : undefined, signal: options.signal });
 }

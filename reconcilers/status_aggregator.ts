@@ -258,10 +258,12 @@ function nodeChanged(change: StoreChange<Node & KubeObject>): boolean {
 /**
  * How long a Ptemplate's first status may wait (after it was made, or after this process started,
  * whichever is later) for its children to appear and their controllers to act on them: writing
- * "pending" first and the real state a moment later would be two writes for one. A Ptemplate
- * that already has a status, or a problem to report, is not kept waiting.
+ * "pending" first and the real state a moment later would be two writes for one. Long while the
+ * DaemonSet controller is seen at work (a busy one, at its own 20 requests a second, takes
+ * minutes over thousands of DaemonSets); short when it has not acted on any DaemonSet yet, since it
+ * may not be running at all. A Ptemplate that already has a status, or a problem, never waits.
  */
-export const FIRST_STATUS_GRACE_MS = 60_000;
+export const FIRST_STATUS_GRACE_MS = { controllerSeen: 60_000, otherwise: 5_000 };
 
 export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   name: "status-aggregator",
@@ -354,8 +356,10 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
     const unobserved = !daemonSet?.status ||
       (daemonSet.status.observedGeneration ?? 0) < (daemonSet.metadata?.generation ?? 0);
     const settling = !daemonSet || (kmmInstalled && !module) || unobserved;
-    if (settling && !found.length && !pt.status && waited < FIRST_STATUS_GRACE_MS) {
-      return { requeueAfterMs: Math.min(FIRST_STATUS_GRACE_MS - waited, 10_000) };
+    if (settling && !found.length && !pt.status) {
+      const seen = cache(DAEMON_SET).list().some((ds) => ds.status?.observedGeneration);
+      const grace = FIRST_STATUS_GRACE_MS[seen ? "controllerSeen" : "otherwise"];
+      if (waited < grace) return { requeueAfterMs: Math.min(grace - waited, 5_000) };
     }
     const status = statusFor(pt, {
       kmmInstalled,

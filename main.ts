@@ -35,6 +35,8 @@ import {
 
 export type { CatalogEntry };
 import { rbacManifests, rbacYaml } from "./cli/rbac_manifests.ts";
+import { type BundleFile, olmBundle } from "./cli/olm_bundle.ts";
+import { bundleChecks } from "./cli/olm_checks.ts";
 
 export const VERSION: string = denoJson.version;
 
@@ -138,6 +140,41 @@ const UNINSTALL = {
   yes: { kind: "boolean", help: "delete even when objects of the kinds exist" },
 } as const satisfies FlagSpecs;
 
+const BUNDLE = {
+  version: {
+    kind: "string",
+    placeholder: "X.Y.Z",
+    help: `the bundle's version (default ${VERSION})`,
+  },
+  image: {
+    kind: "string",
+    placeholder: "IMAGE",
+    help:
+      "the operator image, by digest ideally (default ghcr.io/ptemplate/ptemplate-operator:v<version>)",
+  },
+  "bundle-image": {
+    kind: "string",
+    placeholder: "IMAGE",
+    help:
+      "the bundle image, for the catalog (default ghcr.io/ptemplate/ptemplate-operator-bundle:v<version>)",
+  },
+  replaces: { kind: "string", placeholder: "X.Y.Z", help: "the version this one upgrades" },
+  output: {
+    kind: "string",
+    placeholder: "DIR",
+    help: "where to write bundle/, bundle.Dockerfile, catalog/ (default .)",
+  },
+  ...PLUGINS,
+} as const satisfies FlagSpecs;
+const SCORECARD = {
+  bundle: {
+    kind: "string",
+    placeholder: "DIR",
+    help: "check this bundle folder (default: the bundle `bundle` would write now)",
+  },
+  ...BUNDLE,
+} as const satisfies FlagSpecs;
+
 const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
   run: { summary: "run the operator (the default command)", flags: RUN },
   crds: { summary: "print the CRDs of the enabled plugins as YAML", flags: PLUGINS },
@@ -149,6 +186,15 @@ const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
   uninstall: {
     summary: "delete the CRDs from the cluster, and with them every object of their kinds",
     flags: UNINSTALL,
+  },
+  bundle: {
+    summary:
+      "write the OLM bundle and file-based catalog (needs write permission: deno task bundle)",
+    flags: BUNDLE,
+  },
+  scorecard: {
+    summary: "run operator-sdk's best-practice checks on the OLM bundle; exits 1 on a failure",
+    flags: SCORECARD,
   },
   version: { summary: "print the version", flags: {} },
 };
@@ -218,7 +264,10 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
   };
   const metricsBind = bind("metrics-bind-address", ":8080");
   const healthBind = bind("health-probe-bind-address", ":8081");
-  for (const namespace of values.namespace ?? []) {
+  // OLM passes an OperatorGroup's target namespaces in WATCH_NAMESPACE ("" means all).
+  const watched = values.namespace ??
+    (Deno.env.get("WATCH_NAMESPACE") ?? "").split(",").map((n) => n.trim()).filter(Boolean);
+  for (const namespace of watched) {
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
       throw new UsageError(`--namespace "${namespace}" is not a namespace name (a DNS label)`);
     }
@@ -251,7 +300,7 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
     throw error;
   }
   const leaderElect = values["leader-elect"] ?? inCluster;
-  const namespaces = values.namespace ?? [];
+  const namespaces = watched;
   logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
     plugins: entries.map((e) => e.plugin.name).join(", "),
     scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
@@ -354,6 +403,31 @@ async function uninstall(values: FlagValuesOf<typeof UNINSTALL>): Promise<void> 
   }
 }
 
+async function bundleFor(values: FlagValuesOf<typeof BUNDLE>) {
+  const version = values.version ?? VERSION;
+  return await olmBundle({
+    version,
+    image: values.image ?? `ghcr.io/ptemplate/ptemplate-operator:v${version}`,
+    bundleImage: values["bundle-image"] ??
+      `ghcr.io/ptemplate/ptemplate-operator-bundle:v${version}`,
+    replaces: values.replaces,
+    catalog: await catalogFor(values),
+  });
+}
+
+/** A bundle folder as written (`manifests/`, `metadata/`), for the checks. */
+async function readBundle(dir: string): Promise<BundleFile[]> {
+  const files: BundleFile[] = [];
+  for (const folder of ["manifests", "metadata"]) {
+    for await (const entry of Deno.readDir(`${dir}/${folder}`)) {
+      if (!entry.isFile) continue;
+      const text = await Deno.readTextFile(`${dir}/${folder}/${entry.name}`);
+      files.push({ path: `bundle/${folder}/${entry.name}`, text });
+    }
+  }
+  return files;
+}
+
 /**
  * Runs the command line; returns the exit code. An own binary passes its own `catalog`: the
  * plugins it carries instead of ours, with the whole command line (run, crds, rbac, install).
@@ -403,6 +477,27 @@ export async function main(
         const plugins = (await catalogFor(values)).map((entry) => entry.plugin);
         console.log(rbacYaml(rbacManifests(plugins, { namespaces: values.namespace })));
         return 0;
+      }
+      case "bundle": {
+        const values = flags(BUNDLE);
+        const output = values.output ?? ".";
+        for (const file of await bundleFor(values)) {
+          const path = `${output}/${file.path}`;
+          await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+          await Deno.writeTextFile(path, file.text);
+          console.log(`wrote ${path}`);
+        }
+        return 0;
+      }
+      case "scorecard": {
+        const values = flags(SCORECARD);
+        const files = values.bundle ? await readBundle(values.bundle) : await bundleFor(values);
+        const results = bundleChecks(files);
+        for (const { check, problems } of results) {
+          console.log(`${problems.length ? "FAIL" : "pass"}  ${check}`);
+          for (const problem of problems) console.log(`      ${problem}`);
+        }
+        return results.some((r) => r.problems.length) ? 1 : 0;
       }
       case "install":
         await install(flags(INSTALL));

@@ -321,9 +321,16 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
     },
   },
   status: {
-    consumers: { type: "array", items: { type: "string" } },
-    readyConsumers: { type: "integer" },
-    desiredConsumers: { type: "integer" },
+    consumers: {
+      type: "array",
+      items: { type: "string" },
+      description: "Names of the consumer pods, sorted.",
+    },
+    readyConsumers: { type: "integer", description: "Consumer pods that are ready." },
+    desiredConsumers: {
+      type: "integer",
+      description: "Consumer pods wanted: one per node that matches the selector.",
+    },
     moduleLoader: nodeCountsSchema("KMM module loader"),
     devicePlugin: nodeCountsSchema("KMM device plugin"),
     conditions: CONDITIONS_SCHEMA,

@@ -61,7 +61,13 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
     status: {
       type: "object",
       description: "Written by the operator.",
-      properties: { observedGeneration: { type: "integer" }, ...options.status },
+      properties: {
+        observedGeneration: {
+          type: "integer",
+          description: "The metadata.generation this status describes.",
+        },
+        ...options.status,
+      },
     },
   };
   const version: Record<string, unknown> = {

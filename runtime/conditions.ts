@@ -36,6 +36,7 @@ export function mergeConditions(
  */
 export const CONDITIONS_SCHEMA: Record<string, unknown> = {
   type: "array",
+  description: "The latest observations of the object's state (Ready first).",
   "x-kubernetes-list-type": "map",
   "x-kubernetes-list-map-keys": ["type"],
   items: {

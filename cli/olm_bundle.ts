@@ -10,7 +10,8 @@ import type { CatalogEntry } from "./plugin_catalog.ts";
 import { crdsOf } from "./plugin_catalog.ts";
 
 export const PACKAGE = "ptemplate-operator";
-export const CHANNEL = "alpha";
+/** Not yet `stable`: the API is v1alpha1/v1beta1. */
+export const CHANNEL = "candidate";
 /** The oldest Kubernetes the operator is tested against (the CRDs use CEL and field paths). */
 export const MIN_KUBE_VERSION = "1.30.0";
 const SERVICE_ACCOUNT = "ptemplate-operator";
@@ -259,7 +260,7 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
       annotations: {
         "alm-examples": JSON.stringify(examples),
         capabilities: "Basic Install",
-        categories: "Drivers and plugins",
+        categories: "OpenShift Optional",
         containerImage: options.image,
         createdAt: options.createdAt ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
         description:

@@ -8,6 +8,7 @@ export const KUBERNETES_VERSION = "v1.36.3";
 export const ETCD_VERSION = "v3.6.8";
 export const KWOK_VERSION = "v0.8.0";
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
+export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
 
 export type BinaryName =
   | "etcd"
@@ -16,7 +17,8 @@ export type BinaryName =
   | "kube-scheduler"
   | "kubectl"
   | "kwok"
-  | "promlint";
+  | "promlint"
+  | "olm-validate";
 
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<BinaryName, string>;
@@ -76,6 +78,13 @@ const TOOLCHAINS: Toolchain[] = [
     module: "promlint",
     version: PROMETHEUS_CLIENT_VERSION,
     packages: { promlint: "." },
+    ldflags: "-s -w",
+  },
+  {
+    // Not part of the control plane: operator-framework's bundle validators, for our OLM bundle.
+    module: "olm_validate",
+    version: OPERATOR_FRAMEWORK_API_VERSION,
+    packages: { "olm-validate": "." },
     ldflags: "-s -w",
   },
 ];

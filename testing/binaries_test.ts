@@ -3,6 +3,7 @@ import {
   ETCD_VERSION,
   KUBERNETES_VERSION,
   KWOK_VERSION,
+  OPERATOR_FRAMEWORK_API_VERSION,
   PROMETHEUS_CLIENT_VERSION,
 } from "./binaries.ts";
 
@@ -15,6 +16,9 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   expect(goMod("kwok")).toMatch(new RegExp(`sigs\\.k8s\\.io/kwok ${KWOK_VERSION}\\b`));
   expect(goMod("promlint")).toMatch(
     new RegExp(`github\\.com/prometheus/client_golang ${PROMETHEUS_CLIENT_VERSION}\\b`),
+  );
+  expect(goMod("olm_validate")).toMatch(
+    new RegExp(`github\\.com/operator-framework/api ${OPERATOR_FRAMEWORK_API_VERSION}\\b`),
   );
   // Every staging module must point at the matching published version, or the build mixes them.
   const staging = KUBERNETES_VERSION.replace(/^v1\./, "v0.");

@@ -7,7 +7,7 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
-import { olmBundle } from "../cli/olm_bundle.ts";
+import { type BundleFile, olmBundle } from "../cli/olm_bundle.ts";
 import { builtInCatalog, selectPlugins } from "../cli/plugin_catalog.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
@@ -15,6 +15,7 @@ import type { KubeClient, Unstructured } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
 import * as kinds from "../kube/kinds.ts";
 import type { PolicyRule } from "../runtime/mod.ts";
+import { KUBERNETES_VERSION } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
@@ -117,6 +118,50 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
   ],
 }, async (plane, step) => {
   const admin = plane.client();
+
+  await step(
+    "operator-framework's validators accept the bundle and refuse a broken one",
+    async () => {
+      const validate = async (bundle: BundleFile[]) => {
+        const dir = await Deno.makeTempDir({ prefix: "olm-bundle-" });
+        try {
+          for (const file of bundle.filter((f) => f.path.startsWith("bundle/"))) {
+            const path = `${dir}/${file.path}`;
+            await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+            await Deno.writeTextFile(path, file.text);
+          }
+          const out = await new Deno.Command(plane.binaries["olm-validate"], {
+            args: [
+              "-k8s-version",
+              KUBERNETES_VERSION.replace(/^v(\d+\.\d+).*/, "$1"),
+              `${dir}/bundle`,
+            ],
+          }).output();
+          const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+          return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      };
+      // Clean: no error and no warning from the CSV, CRD, bundle, OperatorHub, capabilities,
+      // categories and good-practices validators.
+      expect(await validate(files)).toEqual({ code: 0, stdout: "", stderr: "" });
+      // Broken: a CSV that owns a CRD the bundle lacks, and a maintainer without an address.
+      const broken = files.filter((f) => !f.path.endsWith("ptemplates.pt.example.com.yaml"))
+        .map((f) =>
+          f.path.endsWith(".clusterserviceversion.yaml")
+            ? { ...f, text: f.text.replace(/email: \S+/, "email: nobody") }
+            : f
+        );
+      const refused = await validate(broken);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(
+        /^ERROR bundle: .*owned CRD .*Ptemplate.* not found in bundle/m,
+      );
+      expect(refused.stdout).toMatch(/^ERROR operatorhub: .*email nobody is invalid/m);
+    },
+  );
+
   await plane.createNodes({
     name: "worker-1",
     labels: { "node-role.kubernetes.io/worker": "worker" },

@@ -38,10 +38,15 @@ export interface BundleFile {
 }
 
 const root = new URL("../", import.meta.url);
-const readYaml = async (path: string): Promise<Unstructured[]> =>
-  parseAllDocuments(await Deno.readTextFile(new URL(path, root))).map((d) =>
-    d.toJS() as Unstructured
-  );
+async function readYaml(path: string): Promise<Unstructured[]> {
+  const text = await Deno.readTextFile(new URL(path, root)).catch((error) => {
+    throw new Error(
+      `the bundle is made from this repository's ${path}, which is not here (${error.message}): ` +
+        "run `deno task bundle` in a checkout",
+    );
+  });
+  return parseAllDocuments(text).map((d) => d.toJS() as Unstructured);
+}
 
 /** Every file of the bundle and its catalog entry. */
 export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {

@@ -348,3 +348,58 @@ function nodeCountsSchema(what: string): Record<string, unknown> {
     },
   };
 }
+
+/**
+ * v1alpha1's field names in v1beta1: one spelling each, camelCase as the API conventions ask.
+ * v1alpha1's older spellings (`consumer`, `imagePullSecret`) have no v1beta1 field of their own.
+ */
+export const V1BETA1_FIELDS = {
+  maxdev: "maxDevices",
+  defaultmsg: "defaultMessage",
+  consumerimage: "consumerImage",
+  deviceplugin: "devicePluginImage",
+  requiredDevices: "requiredDevices",
+  imageRepoSecret: "imagePullSecret",
+  selector: "selector",
+} as const;
+/** v1alpha1's older spellings, and the field each is another name for. */
+export const V1ALPHA1_ALIASES = {
+  consumer: "consumerimage",
+  imagePullSecret: "imageRepoSecret",
+} as const;
+
+/** Where the API server reaches the conversion webhook (a Service, or a URL), and its CA. */
+export interface ConversionClientConfig {
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  url?: string;
+  caBundle?: string;
+}
+
+/**
+ * The CRD with v1beta1 served beside v1alpha1 (still the storage version) and converted by our
+ * webhook. Without a webhook only v1alpha1 (and v1alpha) are served: `PTEMPLATE_CRD`.
+ */
+export function ptemplateCrdWithConversion(clientConfig: ConversionClientConfig): Unstructured {
+  const crd = structuredClone(PTEMPLATE_CRD) as Unstructured & {
+    spec: { versions: Record<string, unknown>[]; conversion?: unknown };
+  };
+  const alpha = crd.spec.versions.find((v) => v.name === PTEMPLATE.version)!;
+  // Renaming field names in the schema's keys, rules, messages and columns by whole words.
+  let text = JSON.stringify({ ...alpha, name: "v1beta1", storage: false });
+  const schema = JSON.parse(text).schema.openAPIV3Schema;
+  const spec = schema.properties.spec;
+  for (const alias of Object.keys(V1ALPHA1_ALIASES)) delete spec.properties[alias];
+  spec["x-kubernetes-validations"] = spec["x-kubernetes-validations"]
+    .filter((rule: { message: string }) => !/not both/.test(rule.message));
+  text = JSON.stringify({ ...JSON.parse(text), schema: { openAPIV3Schema: schema } });
+  for (const [from, to] of Object.entries(V1BETA1_FIELDS)) {
+    text = text.replace(new RegExp(`\\b${from}\\b`, "g"), to);
+  }
+  const beta = JSON.parse(text);
+  crd.spec.versions = [...crd.spec.versions, beta];
+  crd.spec.conversion = {
+    strategy: "Webhook",
+    webhook: { conversionReviewVersions: ["v1"], clientConfig },
+  };
+  return crd;
+}

@@ -1,0 +1,73 @@
+/**
+ * Converts a Ptemplate between its versions without loss: v1alpha (an alias), v1alpha1 (two
+ * spellings of two fields) and v1beta1 (one camelCase spelling each). Which older spelling a
+ * v1alpha1 object used travels in an annotation through v1beta1, so the round trip returns it.
+ */
+import type { Unstructured } from "../mod.ts";
+import { PTEMPLATE, V1ALPHA1_ALIASES, V1BETA1_FIELDS } from "./ptemplate.ts";
+
+/** The v1alpha1 spellings a v1beta1 object came from, comma-separated (`consumer,imagePullSecret`). */
+export const SPELLINGS_ANNOTATION = "pt.example.com/v1alpha1-spellings";
+
+type Spec = Record<string, unknown>;
+
+const BETA_TO_ALPHA = Object.fromEntries(Object.entries(V1BETA1_FIELDS).map(([a, b]) => [b, a]));
+
+function versionOf(apiVersion: string | undefined): string {
+  return (apiVersion ?? "").split("/")[1] ?? "";
+}
+
+/** `object` as `apiVersion` (`pt.example.com/v1beta1`, …); throws for a version we do not know. */
+export function convertPtemplate(object: Unstructured, apiVersion: string): Unstructured {
+  const [group, to] = apiVersion.split("/");
+  const from = versionOf(object.apiVersion);
+  for (const version of [from, to]) {
+    if (group !== PTEMPLATE.group || !["v1alpha", "v1alpha1", "v1beta1"].includes(version)) {
+      throw new TypeError(`cannot convert a Ptemplate from ${object.apiVersion} to ${apiVersion}`);
+    }
+  }
+  const out = structuredClone(object) as Unstructured & { spec?: Spec };
+  out.apiVersion = apiVersion;
+  const beta = (v: string) => v === "v1beta1";
+  if (beta(from) === beta(to) || !out.spec) return out;
+  if (beta(to)) {
+    // v1alpha1 → v1beta1: canonical names; the older spellings used are remembered.
+    const spec: Spec = {};
+    const spellings: string[] = [];
+    for (const [field, value] of Object.entries(out.spec)) {
+      const canonical = V1ALPHA1_ALIASES[field as keyof typeof V1ALPHA1_ALIASES];
+      if (canonical) spellings.push(field);
+      const alpha = canonical ?? field;
+      spec[V1BETA1_FIELDS[alpha as keyof typeof V1BETA1_FIELDS] ?? alpha] = value;
+    }
+    if (spellings.length) {
+      out.metadata = {
+        ...out.metadata,
+        annotations: {
+          ...out.metadata?.annotations,
+          [SPELLINGS_ANNOTATION]: spellings.sort().join(","),
+        },
+      };
+    }
+    out.spec = spec;
+  } else {
+    // v1beta1 → v1alpha1: the v1alpha1 names, in the spelling the object first came with.
+    const annotations = out.metadata?.annotations ?? {};
+    const spellings = new Set((annotations[SPELLINGS_ANNOTATION] ?? "").split(",").filter(Boolean));
+    if (SPELLINGS_ANNOTATION in annotations) {
+      const { [SPELLINGS_ANNOTATION]: _, ...rest } = annotations;
+      if (Object.keys(rest).length) out.metadata!.annotations = rest;
+      else delete out.metadata!.annotations;
+    }
+    const spec: Spec = {};
+    for (const [field, value] of Object.entries(out.spec)) {
+      const alpha = BETA_TO_ALPHA[field] ?? field;
+      const alias = Object.entries(V1ALPHA1_ALIASES).find(([a, c]) =>
+        c === alpha && spellings.has(a)
+      );
+      spec[alias ? alias[0] : alpha] = value;
+    }
+    out.spec = spec;
+  }
+  return out;
+}

@@ -11,6 +11,8 @@ import {
   type Unstructured,
 } from "./kube/mod.ts";
 import {
+  certificateFromDir,
+  DEFAULT_CERT_DIR,
   log,
   Manager,
   MAX_CONCURRENCY,
@@ -124,6 +126,18 @@ const RUN = {
     placeholder: "FORMAT",
     choices: ["text", "json", "auto"],
     help: "text, json, or auto: text on a terminal, JSON otherwise (default auto)",
+  },
+  "webhook-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where admission and conversion webhooks listen (HTTPS); 0 disables (default :9443)",
+  },
+  "webhook-cert-dir": {
+    kind: "string",
+    placeholder: "DIR",
+    help:
+      `tls.crt and tls.key for the webhooks, reloaded when they change (default ${DEFAULT_CERT_DIR}; ` +
+      "webhooks are off when it has none and was not given)",
   },
   concurrency: {
     kind: "integer",
@@ -318,6 +332,7 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
     },
     metricsBind,
     healthBind,
+    webhooks: await webhooksFor(values, entries, logger),
     concurrency,
   });
   try {
@@ -325,6 +340,31 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
   } finally {
     client.close();
   }
+}
+
+/**
+ * Webhooks are served when there is a certificate to serve them with: a `--webhook-cert-dir`
+ * given (its certificate may come later: `/readyz` waits), or one in the default directory.
+ */
+async function webhooksFor(
+  values: FlagValuesOf<typeof RUN>,
+  entries: CatalogEntry[],
+  logger: ReturnType<typeof log>,
+) {
+  let bind;
+  try {
+    bind = parseBindAddress(values["webhook-bind-address"] ?? ":9443", "--webhook-bind-address");
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (!bind) return undefined;
+  const dir = values["webhook-cert-dir"] ?? DEFAULT_CERT_DIR;
+  const certificate = certificateFromDir(dir);
+  if (!values["webhook-cert-dir"] && !await certificate()) {
+    logger.info("webhooks off: no certificate in {dir} (give --webhook-cert-dir)", { dir });
+    return undefined;
+  }
+  return { bind, certificate, conversions: entries.flatMap((e) => e.conversions ?? []) };
 }
 
 async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {

@@ -12,6 +12,9 @@ export {
   TemporaryError,
 } from "./runtime/plugin.ts";
 export type {
+  AdmissionContext,
+  AdmissionRequest,
+  AdmissionVerdict,
   ChildProblem,
   MapContext,
   ObjectRef,
@@ -27,6 +30,7 @@ export type {
 } from "./runtime/plugin.ts";
 export type { CacheReader, StoreChange } from "./runtime/store.ts";
 export type { EventInput, EventRecorder } from "./runtime/events.ts";
+export type { Conversion } from "./runtime/webhook_server.ts";
 
 // Status conditions, and whose a child is.
 export {

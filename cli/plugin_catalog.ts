@@ -1,7 +1,8 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { Unstructured } from "../kube/mod.ts";
-import type { Plugin } from "../runtime/mod.ts";
-import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import type { Conversion, Plugin } from "../runtime/mod.ts";
+import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { convertPtemplate } from "../crds/ptemplate_conversion.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
@@ -14,7 +15,16 @@ export interface CatalogEntry {
   crds: Unstructured[];
   /** Runs unless `--plugins` says otherwise. */
   enabledByDefault: boolean;
+  /** How its CRDs' objects change between versions, served at the webhooks' `/convert`. */
+  conversions?: Conversion[];
 }
+
+/** The Ptemplate's versions, converted by the conversion webhook. */
+export const PTEMPLATE_CONVERSION: Conversion = {
+  group: PTEMPLATE.group,
+  kind: PTEMPLATE.kind,
+  convert: convertPtemplate,
+};
 
 export function builtInCatalog(): CatalogEntry[] {
   return [
@@ -22,6 +32,7 @@ export function builtInCatalog(): CatalogEntry[] {
       plugin: plugin,
       crds: [PTEMPLATE_CRD],
       enabledByDefault: true,
+      conversions: [PTEMPLATE_CONVERSION],
     })),
     // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
     // And the finalizer example: --plugins=+guestbook.

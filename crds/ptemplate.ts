@@ -18,6 +18,15 @@ export const PTEMPLATE: Resource<Ptemplate> = {
   namespaced: true,
 };
 
+/** v1beta1, served (with the conversion webhook) beside v1alpha1, which stays the stored version. */
+export const PTEMPLATE_V1BETA1: Resource<Unstructured> = {
+  group: PTEMPLATE.group,
+  version: "v1beta1",
+  kind: PTEMPLATE.kind,
+  plural: PTEMPLATE.plural,
+  namespaced: true,
+};
+
 export const DEFAULT_MAXDEV = 5;
 export const DEFAULT_REQUIRED_DEVICES = 1;
 export const DEFAULT_CONSUMER_IMAGE = "quay.io/chrisp262/pt-device-plugin:consumer-latest";

@@ -1,4 +1,8 @@
 /** The built-in Kubernetes kinds the operator and its tests address, as typed `Resource`s. */
+import type {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from "kubernetes-types/admissionregistration/v1.d.ts";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import type {
@@ -69,5 +73,17 @@ export const CLUSTER_ROLE_BINDING: Resource<ClusterRoleBinding> = kind(
   "rbac.authorization.k8s.io",
   "ClusterRoleBinding",
   "clusterrolebindings",
+  false,
+);
+export const VALIDATING_WEBHOOK_CONFIGURATION: Resource<ValidatingWebhookConfiguration> = kind(
+  "admissionregistration.k8s.io",
+  "ValidatingWebhookConfiguration",
+  "validatingwebhookconfigurations",
+  false,
+);
+export const MUTATING_WEBHOOK_CONFIGURATION: Resource<MutatingWebhookConfiguration> = kind(
+  "admissionregistration.k8s.io",
+  "MutatingWebhookConfiguration",
+  "mutatingwebhookconfigurations",
   false,
 );

@@ -33,6 +33,7 @@ import {
 } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import { devicesOf, diagnoseConsumers, nodeUnschedulable } from "./consumer_diagnosis.ts";
+import { validatePtemplate } from "./ptemplate_admission.ts";
 
 /** Consumer pods only: every pod of a Ptemplate's DaemonSet carries this label, no other does. */
 export const CONSUMER_PODS = scoped(POD, { labelSelector: PTEMPLATE_UID_LABEL });
@@ -271,6 +272,8 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   // A Ptemplate's children change in bursts (made, then their controllers' status, a rollout's
   // pods): one status write per burst, within a fraction of a second of its last change.
   debounceMs: 300,
+  // Admission warnings: what the status would say later, said at `kubectl apply` time.
+  validate: validatePtemplate,
   watches: [
     { resource: MODULE, map: ownerPtemplate },
     { resource: DAEMON_SET, map: ownerPtemplate },

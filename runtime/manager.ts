@@ -15,6 +15,7 @@ import { Registry } from "./metrics.ts";
 import { MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
 import { type BindAddress, Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
+import { type Conversion, type ServingCertificate, WebhookServer } from "./webhook_server.ts";
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -34,6 +35,17 @@ export interface ManagerOptions {
   metricsBind?: BindAddress;
   /** Where to serve `/healthz` and `/readyz`; undefined to not serve. */
   healthBind?: BindAddress;
+  /**
+   * The plugins' admission and the CRDs' conversion over HTTPS, on every replica (leader or
+   * not); `/readyz` fails while they are not served. Undefined to serve none.
+   */
+  webhooks?: {
+    bind: BindAddress;
+    /** The serving certificate, asked again every few seconds (a rotation is taken at once). */
+    certificate: () => Promise<ServingCertificate | undefined>;
+    conversions?: Conversion[];
+    reloadMs?: number;
+  };
   /**
    * How long in-flight reconciles may run after SIGTERM before they are cancelled; default 30 s.
    * Keep it below the pod's terminationGracePeriodSeconds, or the kubelet kills us mid-write.
@@ -73,10 +85,13 @@ export interface ManagerOptions {
 export interface ManagerEndpoints {
   metricsPort?: number;
   healthPort?: number;
+  webhookPort?: number;
 }
 
 export class Manager {
   readonly registry: Registry;
+  /** The webhook server, while running with `webhooks`. */
+  webhooks?: WebhookServer;
   readonly pool: InformerPool;
   readonly controllers: Controller<KubeObject>[];
   readonly #options: ManagerOptions;
@@ -173,6 +188,22 @@ export class Manager {
       const failed = this.controllers.filter((c) => c.failure);
       return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
     });
+    const webhooks = this.#options.webhooks
+      ? new WebhookServer({
+        ...this.#options.webhooks,
+        plugins: this.#options.plugins,
+        // Reads only, and not through the fence: every replica answers the API server.
+        context: {
+          client: this.#options.client,
+          cache: (resource) => this.pool.cache(resource),
+          installed: (resource) => this.pool.informers(resource).every((i) => i.installed),
+          log: rootLog("webhooks"),
+        },
+        log: rootLog("webhooks"),
+      })
+      : undefined;
+    this.webhooks = webhooks;
+    if (webhooks) readyz.add("webhooks", () => webhooks.problem);
     readyz.add("informers-synced", () => {
       const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
       return pending.length ? `waiting for ${[...new Set(pending)].join(", ")}` : undefined;
@@ -210,6 +241,10 @@ export class Manager {
           });
         }
       }
+      if (webhooks) {
+        await webhooks.start();
+        this.endpoints.webhookPort = webhooks.port;
+      }
       this.pool.start(informers.signal);
       keepingAlive = this.#options.client.keepAlive(informers.signal, this.#options.connection);
       this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
@@ -239,6 +274,7 @@ export class Manager {
       await this.pool.stopped();
       await keepingAlive;
       await this.#events.close();
+      await webhooks?.stop();
       await Promise.all(servers.map((s) => s.shutdown()));
       this.#log.info("stopped");
     }

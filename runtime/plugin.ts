@@ -109,6 +109,38 @@ export interface ReconcileContext {
   signal: AbortSignal;
 }
 
+/** One admission request for the plugin's kind, as the API server sent it. */
+export interface AdmissionRequest<T extends KubeObject = KubeObject> {
+  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  namespace?: string;
+  name?: string;
+  /** The object as it would be stored (absent for DELETE). */
+  object?: T;
+  /** The object as stored (UPDATE, DELETE). */
+  oldObject?: T;
+  dryRun: boolean;
+  username?: string;
+}
+
+/** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
+export interface AdmissionVerdict {
+  warnings?: string[];
+  /** Refuses the request with this message: name the field and the fix. */
+  denied?: string;
+}
+
+/**
+ * What admission may use. It runs on every replica, leader or not, so it reads and never writes;
+ * the cache may still be syncing right after a start.
+ */
+export interface AdmissionContext {
+  /** For reads the cache does not hold (another namespace's Secret's existence, say). */
+  client: KubeClient;
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  installed(resource: Resource): boolean;
+  log: Logger;
+}
+
 /** Filters changes of the plugin's own kind before they reach the queue. */
 export type ChangeFilter<T extends KubeObject> = (change: StoreChange<T>) => boolean;
 
@@ -164,6 +196,19 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
   finalize?(object: T, context: ReconcileContext): void | Promise<void>;
   /** The finalizer's name; default `operator.pt.example.com/<plugin name>`. */
   finalizer?: string;
+  /**
+   * Defaulting admission (a mutating webhook, `/mutate/<name>`): return the object as it should
+   * be stored. Prefer schema defaults; this is for defaults that depend on other objects.
+   */
+  default?(object: T, context: AdmissionContext): T | void | Promise<T | void>;
+  /**
+   * Validating admission (`/validate/<name>`): warnings for what will go wrong, a refusal only
+   * for what could never work (the schema and CEL refuse the rest, without a webhook).
+   */
+  validate?(
+    request: AdmissionRequest<T>,
+    context: AdmissionContext,
+  ): AdmissionVerdict | void | Promise<AdmissionVerdict | void>;
   /**
    * Called when an object's key comes up and the object is gone, to drop what the plugin keeps
    * per object (metrics series, say). Children need nothing: owner references remove them.

@@ -130,3 +130,25 @@ export async function createControlPlanePki(): Promise<ControlPlanePki> {
     },
   };
 }
+
+/** A CA and serving certificates it signs for 127.0.0.1 and localhost: for webhooks on loopback. */
+export async function createServingPki(): Promise<{ ca: KeyPair; issue(): Promise<KeyPair> }> {
+  const caKeys = await crypto.subtle.generateKey(EC, true, ["sign", "verify"]) as CryptoKeyPair;
+  const caCert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serial(),
+    name: "CN=ptemplate-webhook-test-ca",
+    ...validity(),
+    signingAlgorithm: EC_SIGN,
+    keys: caKeys,
+    extensions: [
+      new x509.BasicConstraintsExtension(true, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey),
+    ],
+  });
+  const ca = { cert: caCert, keys: caKeys };
+  return {
+    ca: { cert: caCert.toString("pem") + "\n", key: await privateKeyPem(caKeys.privateKey) },
+    issue: () => issue(ca, "CN=ptemplate-webhooks", { dns: ["localhost"], ips: ["127.0.0.1"] }),
+  };
+}

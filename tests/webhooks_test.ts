@@ -1,0 +1,277 @@
+/**
+ * Webhooks from the operator, called by the real API server on loopback: admission warnings that
+ * `kubectl apply` prints, v1beta1 through the conversion webhook, a certificate rotation that no
+ * request notices, and what a stopped operator costs (failurePolicy Ignore: nothing but warnings).
+ */
+import { expect } from "expect";
+import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
+import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
+import { webhookConfigurations } from "../cli/webhook_manifests.ts";
+import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
+import {
+  PTEMPLATE,
+  type Ptemplate,
+  PTEMPLATE_CRD,
+  PTEMPLATE_V1BETA1,
+  ptemplateCrdWithConversion,
+} from "../crds/ptemplate.ts";
+import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import {
+  CONFIG_MAP,
+  CUSTOM_RESOURCE_DEFINITION,
+  DAEMON_SET,
+  NAMESPACE,
+  VALIDATING_WEBHOOK_CONFIGURATION,
+} from "../kube/kinds.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { Manager } from "../runtime/manager.ts";
+import { certificateFromDir } from "../runtime/serving_certificate.ts";
+import { createServingPki } from "../testing/certificates.ts";
+import { eventually } from "../testing/eventually.ts";
+import { integrationTest } from "../testing/integration_test_case.ts";
+import { sleep } from "../util/sleep.ts";
+
+const WORKER = { "node-role.kubernetes.io/worker": "worker" };
+
+await integrationTest("webhooks: warnings, conversion, rotation, and a stopped operator", {
+  controllerManager: true,
+  kwok: true,
+  crds: [PTEMPLATE_CRD, KMM_MODULE_CRD_FILE],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await plane.createNodes({ name: "worker-1", labels: WORKER });
+  const pki = await createServingPki();
+  const certDir = await Deno.makeTempDir({ prefix: "webhook-certs-" });
+  const writeCert = async () => {
+    const { cert, key } = await pki.issue();
+    // As a kubelet updates a mounted Secret: the new files appear at once.
+    await Deno.writeTextFile(`${certDir}/tls.key.new`, key);
+    await Deno.writeTextFile(`${certDir}/tls.crt.new`, cert);
+    await Deno.rename(`${certDir}/tls.key.new`, `${certDir}/tls.key`);
+    await Deno.rename(`${certDir}/tls.crt.new`, `${certDir}/tls.crt`);
+    return cert;
+  };
+  await writeCert();
+
+  const client = new KubeClient(plane.adminConfig, { userAgent: "webhooks-test-operator" });
+  const stop = new AbortController();
+  const manager = new Manager({
+    client,
+    plugins: PTEMPLATE_PLUGINS,
+    webhooks: {
+      bind: { hostname: "127.0.0.1", port: 0 },
+      certificate: certificateFromDir(certDir),
+      conversions: [PTEMPLATE_CONVERSION],
+      reloadMs: 200,
+    },
+    healthBind: { hostname: "127.0.0.1", port: 0 },
+  });
+  const running = manager.run(stop.signal);
+  let stopped = false;
+  const stopOperator = async () => {
+    if (stopped) return;
+    stopped = true;
+    stop.abort();
+    await running;
+    client.close();
+  };
+  const kubectl = async (stdin: string, ...args: string[]) => {
+    const child = new Deno.Command(plane.binaries.kubectl, {
+      args: ["--kubeconfig", plane.adminKubeconfigPath, ...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(stdin));
+    await writer.close();
+    const out = await child.output();
+    const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+    return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+  };
+  const ptYaml = (namespace: string, name: string, extra = "") =>
+    `apiVersion: pt.example.com/v1alpha1\nkind: Ptemplate\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\n` +
+    `spec:\n  selector:\n    node-role.kubernetes.io/worker: worker\n${extra}`;
+
+  try {
+    await step("the webhooks are served, and /readyz says so", async () => {
+      await eventually(() => expect(manager.endpoints.webhookPort).toBeGreaterThan(0));
+      const port = manager.endpoints.webhookPort!;
+      const url = (path: string) => ({
+        url: `https://127.0.0.1:${port}${path}`,
+        caBundle: btoa(pki.ca.cert),
+      });
+      for (const config of webhookConfigurations(PTEMPLATE_PLUGINS, url)) {
+        await admin.apply(VALIDATING_WEBHOOK_CONFIGURATION, config, {
+          fieldManager: "test",
+          force: true,
+        });
+      }
+      await admin.apply(
+        CUSTOM_RESOURCE_DEFINITION,
+        ptemplateCrdWithConversion(url("/convert")),
+        { fieldManager: "test", force: true },
+      );
+      const ready = await fetch(`http://127.0.0.1:${manager.endpoints.healthPort}/readyz?verbose`);
+      expect(await ready.text()).toContain("[+]webhooks ok");
+    });
+
+    await step(
+      "kubectl apply prints the warnings: Pod Security, a missing pull secret",
+      async () => {
+        await admin.create(NAMESPACE, {
+          metadata: {
+            name: "strict",
+            labels: { "pod-security.kubernetes.io/enforce": "restricted" },
+          },
+        });
+        // The webhook configuration takes a moment to reach the API server's admission chain.
+        const applied = await eventually(async () => {
+          const out = await kubectl(
+            ptYaml("strict", "locked", "  imageRepoSecret:\n    name: nowhere\n"),
+            "apply",
+            "-f",
+            "-",
+          );
+          expect(out.stderr).toContain("Warning:");
+          return out;
+        }, { timeoutMs: 30_000 });
+        expect(applied.code).toBe(0);
+        expect(applied.stderr).toContain(
+          'Warning: namespace strict enforces Pod Security "restricted", which refuses the privileged consumer pods',
+        );
+        expect(applied.stderr).toContain(
+          'Warning: spec.imageRepoSecret: Secret "nowhere" does not exist in namespace strict',
+        );
+        // A Ptemplate that will work gets no warning.
+        await admin.create(NAMESPACE, { metadata: { name: "fine" } });
+        const quiet = await kubectl(ptYaml("fine", "quiet"), "apply", "-f", "-");
+        expect(quiet).toMatchObject({ code: 0, stderr: "" });
+        // One that could never work is refused with the field and the fix (by CEL, before us).
+        const refused = await kubectl(
+          ptYaml("fine", "impossible", "  maxdev: 2\n  requiredDevices: 3\n"),
+          "apply",
+          "-f",
+          "-",
+        );
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain("spec.requiredDevices must not exceed spec.maxdev");
+        expect(refused.stderr).toContain("raise maxdev or lower requiredDevices");
+      },
+    );
+
+    await step(
+      "v1beta1 through the conversion webhook; both versions reconcile alike",
+      async () => {
+        await admin.create(NAMESPACE, { metadata: { name: "versions" } });
+        await admin.create(PTEMPLATE_V1BETA1, {
+          metadata: { name: "beta", namespace: "versions" },
+          spec: { maxDevices: 4, consumerImage: "quay.io/org/consumer:1", selector: WORKER },
+        });
+        await admin.create(
+          PTEMPLATE,
+          {
+            metadata: { name: "alpha", namespace: "versions" },
+            spec: { maxdev: 4, consumer: "quay.io/org/consumer:1", selector: WORKER },
+          } as Ptemplate & Unstructured,
+        );
+        // Each read in the other version, through the webhook.
+        const betaAsAlpha = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", {
+          namespace: "versions",
+        });
+        expect(betaAsAlpha.spec).toMatchObject({
+          maxdev: 4,
+          consumerimage: "quay.io/org/consumer:1",
+        });
+        const alphaAsBeta = await admin.get(PTEMPLATE_V1BETA1, "alpha", { namespace: "versions" });
+        expect(alphaAsBeta.spec).toMatchObject({
+          maxDevices: 4,
+          consumerImage: "quay.io/org/consumer:1",
+        });
+        expect(alphaAsBeta.spec).not.toHaveProperty("consumer");
+        const listed = await admin.list<Ptemplate & KubeObject>(PTEMPLATE, {
+          namespace: "versions",
+        });
+        expect(listed.items.map((p) => p.metadata?.name).sort()).toEqual(["alpha", "beta"]);
+        // The operator makes the same consumer DaemonSet for both.
+        const consumers = await eventually(async () => {
+          const dss = await Promise.all(
+            ["alpha", "beta"].map((name) =>
+              admin.get<DaemonSet & KubeObject>(DAEMON_SET, `${name}-consumer`, {
+                namespace: "versions",
+              })
+            ),
+          );
+          return dss.map((ds) => ds.spec!.template.spec!.containers);
+        });
+        expect(consumers[0]).toEqual(consumers[1]);
+      },
+    );
+
+    await step("a certificate rotation under load: no request fails", async () => {
+      let failures = 0;
+      let requests = 0;
+      let going = true;
+      const load = (async () => {
+        for (let i = 0; going; i++) {
+          try {
+            // A conversion on every read (no failure policy: a failed call fails the read) and an
+            // admission on every write.
+            await admin.get(PTEMPLATE_V1BETA1, "alpha", { namespace: "versions" });
+            await admin.patch(PTEMPLATE, "alpha", { metadata: { labels: { round: String(i) } } }, {
+              namespace: "versions",
+            });
+            requests += 2;
+          } catch (error) {
+            failures++;
+            console.error(`during rotation: ${(error as Error).message}`);
+          }
+        }
+      })();
+      const before = manager.webhooks!.answered.get("/convert answered") ?? 0;
+      const rotated = manager.webhooks!.rotations;
+      for (let rotation = 0; rotation < 3; rotation++) {
+        await sleep(700);
+        await writeCert();
+      }
+      await sleep(700);
+      going = false;
+      await load;
+      expect(manager.webhooks!.rotations - rotated).toBe(3);
+      expect(failures).toBe(0);
+      expect(requests).toBeGreaterThan(20);
+      expect(manager.webhooks!.answered.get("/convert answered")! - before).toBeGreaterThan(10);
+      expect(manager.webhooks!.answered.get("/convert failed") ?? 0).toBe(0);
+    });
+
+    await step(
+      "with the operator stopped: other writes go on; Ptemplates as the policy says",
+      async () => {
+        await stopOperator();
+        // Unrelated writes do not touch our webhooks at all.
+        await admin.create(CONFIG_MAP, {
+          metadata: { name: "unrelated", namespace: "fine" },
+          data: { a: "b" },
+        });
+        // failurePolicy Ignore: a v1alpha1 Ptemplate is still accepted, only without warnings.
+        const out = await kubectl(
+          ptYaml("strict", "unwarned", "  imageRepoSecret:\n    name: nowhere\n"),
+          "apply",
+          "-f",
+          "-",
+        );
+        expect(out.code).toBe(0);
+        expect(out.stderr).not.toContain("Pod Security");
+        // Conversion has no failure policy: v1beta1 cannot be served until the operator is back.
+        const beta = await admin.get(PTEMPLATE_V1BETA1, "alpha", { namespace: "versions" }).catch((
+          e,
+        ) => e);
+        expect(beta).toBeInstanceOf(Error);
+        expect(String(beta.message)).toMatch(/conversion webhook/);
+      },
+    );
+  } finally {
+    await stopOperator();
+    await Deno.remove(certDir, { recursive: true });
+  }
+});

@@ -17,6 +17,7 @@ import {
   Manager,
   MAX_CONCURRENCY,
   parseBindAddress,
+  selfManagedCertificate,
   setupLogging,
   shutdownSignal,
 } from "./runtime/mod.ts";
@@ -138,6 +139,19 @@ const RUN = {
     help:
       `tls.crt and tls.key for the webhooks, reloaded when they change (default ${DEFAULT_CERT_DIR}; ` +
       "webhooks are off when it has none and was not given)",
+  },
+  "webhook-cert-mode": {
+    kind: "string",
+    placeholder: "MODE",
+    choices: ["dir", "self-managed"],
+    help: "dir: certificates from --webhook-cert-dir (cert-manager); self-managed: the operator " +
+      "keeps them in a Secret and the caBundles up to date (default dir)",
+  },
+  "webhook-service": {
+    kind: "string",
+    placeholder: "NAME",
+    help: "the Service the API server calls the webhooks by, in the operator's namespace " +
+      "(self-managed; default ptemplate-operator-webhook)",
   },
   concurrency: {
     kind: "integer",
@@ -332,7 +346,7 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
     },
     metricsBind,
     healthBind,
-    webhooks: await webhooksFor(values, entries, logger),
+    webhooks: await webhooksFor(values, entries, logger, { client, namespace: config.namespace }),
     concurrency,
   });
   try {
@@ -350,6 +364,7 @@ async function webhooksFor(
   values: FlagValuesOf<typeof RUN>,
   entries: CatalogEntry[],
   logger: ReturnType<typeof log>,
+  cluster: { client: KubeClient; namespace?: string },
 ) {
   let bind;
   try {
@@ -358,13 +373,39 @@ async function webhooksFor(
     throw new UsageError((error as Error).message);
   }
   if (!bind) return undefined;
+  const conversions = entries.flatMap((e) => e.conversions ?? []);
+  if (values["webhook-cert-mode"] === "self-managed") {
+    const namespace = cluster.namespace ?? "ptemplate-operator-system";
+    const service = values["webhook-service"] ?? "ptemplate-operator-webhook";
+    return {
+      bind,
+      conversions,
+      certificate: selfManagedCertificate({
+        client: cluster.client,
+        namespace,
+        secretName: `${service}-cert`,
+        hosts: {
+          dns: [
+            service,
+            `${service}.${namespace}`,
+            `${service}.${namespace}.svc`,
+            `${service}.${namespace}.svc.cluster.local`,
+          ],
+        },
+        webhookConfigurations: ["ptemplate-operator"],
+        crds: entries.filter((e) => e.conversions?.length).flatMap((e) => e.crds)
+          .map((crd) => crd.metadata!.name!),
+        log: log("webhooks"),
+      }),
+    };
+  }
   const dir = values["webhook-cert-dir"] ?? DEFAULT_CERT_DIR;
   const certificate = certificateFromDir(dir);
   if (!values["webhook-cert-dir"] && !await certificate()) {
     logger.info("webhooks off: no certificate in {dir} (give --webhook-cert-dir)", { dir });
     return undefined;
   }
-  return { bind, certificate, conversions: entries.flatMap((e) => e.conversions ?? []) };
+  return { bind, certificate, conversions };
 }
 
 async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {

@@ -1,6 +1,7 @@
 /** The shared event loop: informers, queues, controllers, leader election, metrics, probes, logs. */
 export * from "./applier.ts";
 export * from "./backoff.ts";
+export * from "./certificates.ts";
 export * from "./child_problems.ts";
 export * from "./conditions.ts";
 export * from "./controller.ts";
@@ -19,6 +20,7 @@ export * from "./ownership.ts";
 export * from "./plugin.ts";
 export * from "./probes.ts";
 export * from "./rbac.ts";
+export * from "./self_managed_certificate.ts";
 export * from "./serving_certificate.ts";
 export * from "./process_metrics.ts";
 export * from "./store.ts";

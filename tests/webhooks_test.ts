@@ -21,10 +21,13 @@ import {
   CUSTOM_RESOURCE_DEFINITION,
   DAEMON_SET,
   NAMESPACE,
+  SECRET,
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
+import { log } from "../runtime/logging.ts";
+import { selfManagedCertificate } from "../runtime/self_managed_certificate.ts";
 import { certificateFromDir } from "../runtime/serving_certificate.ts";
 import { createServingPki } from "../testing/certificates.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -273,5 +276,119 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
   } finally {
     await stopOperator();
     await Deno.remove(certDir, { recursive: true });
+  }
+});
+
+await integrationTest("webhooks: self-managed certificates, renewed under load", {
+  crds: [PTEMPLATE_CRD],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "ptemplate-operator-system" } });
+  await admin.create(NAMESPACE, { metadata: { name: "work" } });
+  const client = new KubeClient(plane.adminConfig, { userAgent: "self-managed-test-operator" });
+  // Short-lived on purpose: renewed every few seconds, so the test sees renewals.
+  const certificate = selfManagedCertificate({
+    client,
+    namespace: "ptemplate-operator-system",
+    secretName: "webhook-cert",
+    hosts: { dns: ["localhost"], ips: ["127.0.0.1"] },
+    webhookConfigurations: ["ptemplate-operator"],
+    crds: ["ptemplates.pt.example.com"],
+    servingLifetimeMs: 6_000,
+    renewBeforeMs: 3_000,
+    checkEveryMs: 500,
+    log: log("test"),
+  });
+  const stop = new AbortController();
+  const manager = new Manager({
+    client,
+    plugins: PTEMPLATE_PLUGINS,
+    webhooks: {
+      bind: { hostname: "127.0.0.1", port: 0 },
+      certificate,
+      conversions: [PTEMPLATE_CONVERSION],
+      reloadMs: 200,
+    },
+  });
+  const running = manager.run(stop.signal);
+  const secretCert = async () =>
+    (await admin.get<KubeObject & { data: Record<string, string> }>(SECRET, "webhook-cert", {
+      namespace: "ptemplate-operator-system",
+    })).data["tls.crt"];
+  try {
+    await step(
+      "it makes its Secret and puts its CA into the configurations it serves",
+      async () => {
+        await eventually(() => expect(manager.endpoints.webhookPort).toBeGreaterThan(0));
+        const url = (path: string) => ({
+          url: `https://127.0.0.1:${manager.endpoints.webhookPort}${path}`,
+        });
+        // Made without a caBundle, as deploy/webhooks/self-managed ships them.
+        for (const config of webhookConfigurations(PTEMPLATE_PLUGINS, url)) {
+          await admin.apply(VALIDATING_WEBHOOK_CONFIGURATION, config, {
+            fieldManager: "test",
+            force: true,
+          });
+        }
+        await admin.apply(CUSTOM_RESOURCE_DEFINITION, ptemplateCrdWithConversion(url("/convert")), {
+          fieldManager: "test",
+          force: true,
+        });
+        await eventually(async () => {
+          const config = await admin.get<
+            KubeObject & { webhooks?: { clientConfig: { caBundle?: string } }[] }
+          >(
+            VALIDATING_WEBHOOK_CONFIGURATION,
+            "ptemplate-operator",
+          );
+          expect(config.webhooks?.[0].clientConfig.caBundle).toBeTruthy();
+          const crd = await admin.get<
+            Unstructured & {
+              spec: { conversion: { webhook: { clientConfig: { caBundle?: string } } } };
+            }
+          >(
+            CUSTOM_RESOURCE_DEFINITION,
+            "ptemplates.pt.example.com",
+          );
+          expect(crd.spec.conversion.webhook.clientConfig.caBundle).toBe(
+            config.webhooks?.[0].clientConfig.caBundle,
+          );
+        });
+        await admin.create(PTEMPLATE_V1BETA1, {
+          metadata: { name: "beta", namespace: "work" },
+          spec: { maxDevices: 3, selector: WORKER },
+        });
+        expect(
+          (await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", { namespace: "work" })).spec
+            .maxdev,
+        )
+          .toBe(3);
+      },
+    );
+
+    await step("renewals under load: no request fails", async () => {
+      const first = await secretCert();
+      const rotated = manager.webhooks!.rotations;
+      let failures = 0;
+      let requests = 0;
+      const until = Date.now() + 9_000;
+      while (Date.now() < until) {
+        try {
+          await admin.get(PTEMPLATE_V1BETA1, "beta", { namespace: "work" });
+          requests++;
+        } catch (error) {
+          failures++;
+          console.error(`during renewal: ${(error as Error).message}`);
+        }
+      }
+      expect(failures).toBe(0);
+      expect(requests).toBeGreaterThan(20);
+      expect(await secretCert()).not.toBe(first);
+      expect(manager.webhooks!.rotations - rotated).toBeGreaterThanOrEqual(2);
+    });
+  } finally {
+    stop.abort();
+    await running;
+    client.close();
   }
 });

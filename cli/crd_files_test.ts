@@ -1,8 +1,9 @@
 import { expect } from "expect";
 import { crdFiles } from "./crd_files.ts";
+import { webhookFiles } from "./webhook_files.ts";
 
 Deno.test("the committed CRD YAML matches its TypeScript source (run `deno task crds` if not)", async () => {
-  for (const { path, text } of crdFiles()) {
+  for (const { path, text } of [...crdFiles(), ...webhookFiles()]) {
     const committed = await Deno.readTextFile(new URL(`../${path}`, import.meta.url))
       .catch(() => "(missing)");
     expect({ path, upToDate: committed === text }).toEqual({ path, upToDate: true });

@@ -13,7 +13,7 @@ const rulesOf = (o: Unstructured) => o.rules as PolicyRule[];
 
 Deno.test("deploy/ grants exactly what `ptemplate-operator rbac` derives from the default plugins", async () => {
   const [clusterRole, leaderElection] = rbacManifests(defaults());
-  const [deployed] = await read("deploy/cluster_role.yaml");
+  const [deployed] = await read("deploy/cluster/cluster_role.yaml");
   expect(grantsOf(rulesOf(deployed))).toEqual(grantsOf(rulesOf(clusterRole)));
   const [deployedLeaderElection] = await read("deploy/core/leader_election_role.yaml");
   expect(grantsOf(rulesOf(deployedLeaderElection))).toEqual(grantsOf(rulesOf(leaderElection)));

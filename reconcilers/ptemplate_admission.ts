@@ -15,6 +15,7 @@ import {
   type KubeObject,
   NAMESPACE,
   NODE,
+  type Permission,
   SECRET,
 } from "../mod.ts";
 import { MODULE } from "../crds/kmm_module.ts";
@@ -22,6 +23,15 @@ import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 
 const PSA_ENFORCE = "pod-security.kubernetes.io/enforce";
+
+/** What the warnings read: the namespace, the pull secret, nodes, and the children by name. */
+export const PTEMPLATE_ADMISSION_READS: Permission[] = [
+  { resource: NAMESPACE, verbs: ["get"] },
+  { resource: SECRET, verbs: ["get"] },
+  { resource: NODE, verbs: ["list"] },
+  { resource: MODULE, verbs: ["get"] },
+  { resource: DAEMON_SET, verbs: ["get"] },
+];
 
 /** What the warnings are made from; `undefined` where we could not look (no permission, say). */
 export interface AdmissionFacts {

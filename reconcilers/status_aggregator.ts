@@ -33,7 +33,7 @@ import {
 } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import { devicesOf, diagnoseConsumers, nodeUnschedulable } from "./consumer_diagnosis.ts";
-import { validatePtemplate } from "./ptemplate_admission.ts";
+import { PTEMPLATE_ADMISSION_READS, validatePtemplate } from "./ptemplate_admission.ts";
 
 /** Consumer pods only: every pod of a Ptemplate's DaemonSet carries this label, no other does. */
 export const CONSUMER_PODS = scoped(POD, { labelSelector: PTEMPLATE_UID_LABEL });
@@ -274,6 +274,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   debounceMs: 300,
   // Admission warnings: what the status would say later, said at `kubectl apply` time.
   validate: validatePtemplate,
+  admissionReads: PTEMPLATE_ADMISSION_READS,
   watches: [
     { resource: MODULE, map: ownerPtemplate },
     { resource: DAEMON_SET, map: ownerPtemplate },

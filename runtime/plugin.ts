@@ -202,6 +202,11 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    */
   default?(object: T, context: AdmissionContext): T | void | Promise<T | void>;
   /**
+   * What `default` and `validate` read through `context.client`; granted with the webhooks
+   * (`ptemplate-operator rbac --webhooks`), as admission runs only when they are served.
+   */
+  admissionReads?: Permission[];
+  /**
    * Validating admission (`/validate/<name>`): warnings for what will go wrong, a refusal only
    * for what could never work (the schema and CEL refuse the rest, without a webhook).
    */

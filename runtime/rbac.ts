@@ -3,7 +3,8 @@
  * listed and watched, `owns` also created, patched (server-side apply) and deleted (prune), a
  * status is patched unless `writesStatus: false`, a `finalize` patches its kind's finalizers, and
  * `permissions` adds what a plugin asks of `context.client` itself. Every plugin may record Events.
- * Nothing else: what the operator does is what it may do.
+ * With `webhooks`, what admission reads too (`"only"`: nothing else). Nothing else: what the
+ * operator does is what it may do.
  */
 import type { Resource } from "../kube/resource.ts";
 import { ownedKinds, type PluginSpec, type Verb } from "./plugin.ts";
@@ -12,6 +13,8 @@ import { ownedKinds, type PluginSpec, type Verb } from "./plugin.ts";
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** Only these objects (never with `create`, which has no name to check yet). */
+  resourceNames?: string[];
   verbs: Verb[];
 }
 
@@ -35,7 +38,7 @@ export const LEADER_ELECTION_RULES: PolicyRule[] = [
 
 type Declaring = Pick<
   PluginSpec,
-  "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions"
+  "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions" | "admissionReads"
 >;
 
 /**
@@ -45,8 +48,9 @@ type Declaring = Pick<
  */
 export function rbacRules(
   plugins: Declaring[],
-  options: { namespaced?: boolean } = {},
+  options: { namespaced?: boolean; webhooks?: boolean | "only" } = {},
 ): PolicyRule[] {
+  const only = options.webhooks === "only";
   const grants = new Map<string, Set<Verb>>();
   const grant = (resource: Resource, verbs: Verb[], subresource?: string, optional = false) => {
     if (options.namespaced && !resource.namespaced) {
@@ -60,7 +64,7 @@ export function rbacRules(
     for (const verb of verbs) set.add(verb);
     grants.set(key, set);
   };
-  for (const plugin of plugins) {
+  for (const plugin of plugins.filter(() => !only)) {
     grant(plugin.for, ["list", "watch"]);
     if (plugin.writesStatus !== false) grant(plugin.for, ["patch"], "status");
     if (plugin.finalize) grant(plugin.for, ["patch"]);
@@ -74,7 +78,13 @@ export function rbacRules(
       grant(permission.resource, permission.verbs, permission.subresource);
     }
   }
-  if (plugins.length) grant(EVENT, ["create", "patch"]);
+  for (const plugin of options.webhooks ? plugins : []) {
+    for (const permission of plugin.admissionReads ?? []) {
+      // Admission looks where it may: a namespaced install does without cluster-scoped reads.
+      grant(permission.resource, permission.verbs, permission.subresource, true);
+    }
+  }
+  if (plugins.length && !only) grant(EVENT, ["create", "patch"]);
   // One rule per API group and set of verbs, in a stable order.
   const rules = new Map<string, PolicyRule>();
   for (const key of [...grants.keys()].sort()) {
@@ -99,4 +109,39 @@ export function grantsOf(rules: PolicyRule[]): string[] {
       ),
     ),
   ].sort();
+}
+
+/**
+ * What self-managed webhook certificates need beyond the plugins: the Secret in the operator's
+ * namespace (a Role), and the caBundle of our own webhook configurations and CRDs (by name).
+ */
+export function selfManagedCertificateRules(options: { secretName: string; crds: string[] }): {
+  namespaced: PolicyRule[];
+  cluster: PolicyRule[];
+} {
+  return {
+    namespaced: [
+      { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        resourceNames: [options.secretName],
+        verbs: ["get", "patch"],
+      },
+    ],
+    cluster: [
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+        resourceNames: ["ptemplate-operator"],
+        verbs: ["get", "patch"],
+      },
+      {
+        apiGroups: ["apiextensions.k8s.io"],
+        resources: ["customresourcedefinitions"],
+        resourceNames: options.crds,
+        verbs: ["get", "patch"],
+      },
+    ],
+  };
 }

@@ -392,3 +392,102 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
     client.close();
   }
 });
+
+await integrationTest("webhooks: two replicas both serve, leader or not", {
+  crds: [PTEMPLATE_CRD],
+}, async (plane, step) => {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "pair" } });
+  const pki = await createServingPki();
+  const certDir = await Deno.makeTempDir({ prefix: "webhook-certs-" });
+  const { cert, key } = await pki.issue();
+  await Deno.writeTextFile(`${certDir}/tls.crt`, cert);
+  await Deno.writeTextFile(`${certDir}/tls.key`, key);
+  const replica = (identity: string) => {
+    const client = new KubeClient(plane.adminConfig, { userAgent: `replica-${identity}` });
+    const stop = new AbortController();
+    const manager = new Manager({
+      client,
+      plugins: PTEMPLATE_PLUGINS,
+      leaderElection: { namespace: "default", name: "webhooks-pair", identity },
+      webhooks: {
+        bind: { hostname: "127.0.0.1", port: 0 },
+        certificate: certificateFromDir(certDir),
+        conversions: [PTEMPLATE_CONVERSION],
+      },
+    });
+    const running = manager.run(stop.signal);
+    return {
+      manager,
+      stop: async () => {
+        stop.abort();
+        await running;
+        client.close();
+      },
+    };
+  };
+  const replicas = [replica("a"), replica("b")];
+  const pointAt = async (port: number) => {
+    const url = (path: string) => ({
+      url: `https://127.0.0.1:${port}${path}`,
+      caBundle: btoa(pki.ca.cert),
+    });
+    await admin.apply(CUSTOM_RESOURCE_DEFINITION, ptemplateCrdWithConversion(url("/convert")), {
+      fieldManager: "test",
+      force: true,
+    });
+  };
+  try {
+    await step("the follower converts as well as the leader", async () => {
+      await eventually(() => expect(replicas.filter((r) => r.manager.leading)).toHaveLength(1));
+      await eventually(() =>
+        expect(replicas.every((r) => r.manager.endpoints.webhookPort)).toBe(true)
+      );
+      await admin.create(
+        PTEMPLATE,
+        {
+          metadata: { name: "p", namespace: "pair" },
+          spec: { maxdev: 2, selector: WORKER },
+        } as Ptemplate & Unstructured,
+      );
+      for (const r of replicas) {
+        const before = r.manager.webhooks!.answered.get("/convert answered") ?? 0;
+        await pointAt(r.manager.endpoints.webhookPort!);
+        await eventually(async () => {
+          const beta = await admin.get(PTEMPLATE_V1BETA1, "p", { namespace: "pair" });
+          expect(beta.spec).toMatchObject({ maxDevices: 2 });
+          expect(r.manager.webhooks!.answered.get("/convert answered") ?? 0).toBeGreaterThan(
+            before,
+          );
+        });
+      }
+    });
+
+    await step("stopping the leader does not interrupt the follower's webhooks", async () => {
+      const leader = replicas.find((r) => r.manager.leading)!;
+      const follower = replicas.find((r) => r !== leader)!;
+      await pointAt(follower.manager.endpoints.webhookPort!);
+      await sleep(1_000);
+      let failures = 0;
+      let reads = 0;
+      const load = (async () => {
+        const until = Date.now() + 4_000;
+        while (Date.now() < until) {
+          await admin.get(PTEMPLATE_V1BETA1, "p", { namespace: "pair" }).then(
+            () => reads++,
+            () => failures++,
+          );
+        }
+      })();
+      await leader.stop();
+      await load;
+      expect(failures).toBe(0);
+      expect(reads).toBeGreaterThan(10);
+      // And the follower takes over the controllers.
+      await eventually(() => expect(follower.manager.leading).toBe(true), { timeoutMs: 30_000 });
+    });
+  } finally {
+    for (const r of replicas) await r.stop().catch(() => {});
+    await Deno.remove(certDir, { recursive: true });
+  }
+});

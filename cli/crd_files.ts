@@ -1,6 +1,8 @@
 /** The CRD YAML files in `crds/`, one per CRD of the catalog's plugins, and their text. */
 import { stringify } from "yaml";
 import type { Unstructured } from "../kube/mod.ts";
+import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { crdTypes } from "./crd_types.ts";
 import { builtInCatalog } from "./plugin_catalog.ts";
 
 export interface CrdFile {
@@ -26,4 +28,9 @@ export function crdFiles(): CrdFile[] {
       `(cli/plugin_catalog.ts). Do not edit: change its source and run it again.\n` +
       stringify(crd, { lineWidth: 0, aliasDuplicateObjects: false }),
   }));
+}
+
+/** The TypeScript types generated from our own CRDs' schemas (`crds/<name>_types.ts`). */
+export function typeFiles(): CrdFile[] {
+  return [{ path: "crds/ptemplate_types.ts", text: crdTypes(PTEMPLATE_CRD, "crds/ptemplate.ts") }];
 }

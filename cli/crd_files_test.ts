@@ -1,9 +1,9 @@
 import { expect } from "expect";
-import { crdFiles } from "./crd_files.ts";
+import { crdFiles, typeFiles } from "./crd_files.ts";
 import { webhookFiles } from "./webhook_files.ts";
 
 Deno.test("the committed CRD YAML matches its TypeScript source (run `deno task crds` if not)", async () => {
-  for (const { path, text } of [...crdFiles(), ...webhookFiles()]) {
+  for (const { path, text } of [...crdFiles(), ...typeFiles(), ...webhookFiles()]) {
     const committed = await Deno.readTextFile(new URL(`../${path}`, import.meta.url))
       .catch(() => "(missing)");
     expect({ path, upToDate: committed === text }).toEqual({ path, upToDate: true });

@@ -2,8 +2,8 @@
  * The `Ptemplate` custom resource, defined once: its CRD (schema, validation, printer columns),
  * its TypeScript types, and how its two historical spellings and its defaults resolve.
  */
+import type { PtemplateSpec, PtemplateStatus } from "./ptemplate_types.ts";
 import {
-  type Condition,
   CONDITIONS_SCHEMA,
   customResourceDefinition,
   type Resource,
@@ -36,47 +36,12 @@ export const MAX_MAXDEV = 256;
 /** `<name>-consumer` must be a valid DaemonSet name (63 characters). */
 export const MAX_NAME_LENGTH = 63 - "-consumer".length;
 
+// The spec and status types follow from the schema below: `deno task crds` generates them.
+export type { PtemplateSpec, PtemplateStatus };
 /** A reference to a Secret in the Ptemplate's namespace. */
-export interface SecretRef {
-  name: string;
-}
-
-export interface PtemplateSpec {
-  /** Devices the kernel module creates per node (`max_dev`). */
-  maxdev?: number;
-  /** Message the devices return (`default_msg`). */
-  defaultmsg?: string;
-  /** Consumer image; `consumer` is the original operator's spelling of the same field. */
-  consumerimage?: string;
-  consumer?: string;
-  /** Device plugin image. */
-  deviceplugin?: string;
-  /** Devices each consumer pod asks for. */
-  requiredDevices?: number;
-  /** Pull secret; `imagePullSecret` is the original operator's spelling of the same field. */
-  imageRepoSecret?: SecretRef;
-  imagePullSecret?: SecretRef;
-  /** Node labels that select where the module loads and consumers run. */
-  selector: Record<string, string>;
-}
-
+export type SecretRef = NonNullable<PtemplateSpec["imageRepoSecret"]>;
 /** Counters KMM reports for one part of a Module. */
-export interface NodeCounts {
-  nodesMatchingSelector: number;
-  desired: number;
-  available: number;
-}
-
-export interface PtemplateStatus {
-  observedGeneration?: number;
-  /** Names of the consumer pods, sorted. */
-  consumers?: string[];
-  readyConsumers?: number;
-  desiredConsumers?: number;
-  moduleLoader?: NodeCounts;
-  devicePlugin?: NodeCounts;
-  conditions?: Condition[];
-}
+export type NodeCounts = Required<NonNullable<PtemplateStatus["moduleLoader"]>>;
 
 export interface Ptemplate {
   apiVersion?: string;

@@ -1,7 +1,6 @@
 /** The CRD YAML files in `crds/`, one per CRD of the catalog's plugins, and their text. */
 import { stringify } from "yaml";
 import type { Unstructured } from "../kube/mod.ts";
-import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { crdTypes } from "./crd_types.ts";
 import { builtInCatalog } from "./plugin_catalog.ts";
 
@@ -30,7 +29,21 @@ export function crdFiles(): CrdFile[] {
   }));
 }
 
-/** The TypeScript types generated from our own CRDs' schemas (`crds/<name>_types.ts`). */
+/** Where each CRD's generated TypeScript types go: beside the module that defines it. */
+export const TYPE_FILES: Record<string, string> = {
+  "ptemplates.pt.example.com": "crds/ptemplate_types.ts",
+  "memcacheds.cache.example.com": "plugins/memcached/memcached_types.ts",
+  "machines.useless.container.training": "plugins/useless_machine/machine_types.ts",
+  "switches.useless.container.training": "plugins/useless_machine/switch_types.ts",
+  "guests.example.ptemplate.dev": "plugins/guestbook/guest_types.ts",
+};
+
+/** The TypeScript types of every CRD of the catalog, from its schema. */
 export function typeFiles(): CrdFile[] {
-  return [{ path: "crds/ptemplate_types.ts", text: crdTypes(PTEMPLATE_CRD, "crds/ptemplate.ts") }];
+  const crds = new Map(builtInCatalog().flatMap((e) => e.crds).map((c) => [c.metadata!.name!, c]));
+  return [...crds.values()].map((crd) => {
+    const path = TYPE_FILES[crd.metadata!.name!];
+    if (!path) throw new Error(`${crd.metadata!.name}: say in TYPE_FILES where its types go`);
+    return { path, text: crdTypes(crd) };
+  });
 }

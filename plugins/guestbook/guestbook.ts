@@ -14,6 +14,7 @@ import {
   scoped,
   type Unstructured,
 } from "../../mod.ts";
+import type { GuestSpec, GuestStatus } from "./guest_types.ts";
 
 export const GUEST: Resource<Guest> = {
   group: "example.ptemplate.dev",
@@ -23,9 +24,10 @@ export const GUEST: Resource<Guest> = {
   namespaced: true,
 };
 
+/** Its spec and status types are generated from the schema below (`deno task crds`). */
 export interface Guest extends KubeObject {
-  spec: { greeting: string };
-  status?: { signed?: boolean };
+  spec: GuestSpec;
+  status?: GuestStatus;
 }
 
 export const GUEST_CRD: Unstructured = customResourceDefinition(GUEST, {

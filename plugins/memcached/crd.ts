@@ -5,6 +5,7 @@ import {
   type Resource,
   type Unstructured,
 } from "../../mod.ts";
+import type { MemcachedSpec, MemcachedStatus } from "./memcached_types.ts";
 
 export const MEMCACHED: Resource<Memcached> = {
   group: "cache.example.com",
@@ -14,9 +15,10 @@ export const MEMCACHED: Resource<Memcached> = {
   namespaced: true,
 };
 
+/** Its spec and status types are generated from the schema below (`deno task crds`). */
 export interface Memcached extends KubeObject {
-  spec: { size: number };
-  status?: { nodes?: string[] };
+  spec: MemcachedSpec;
+  status?: MemcachedStatus;
 }
 
 export const MEMCACHED_CRD: Unstructured = customResourceDefinition(MEMCACHED, {

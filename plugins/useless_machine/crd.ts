@@ -5,6 +5,8 @@ import {
   type Resource,
   type Unstructured,
 } from "../../mod.ts";
+import type { MachineSpec, MachineStatus } from "./machine_types.ts";
+import type { SwitchSpec, SwitchStatus } from "./switch_types.ts";
 
 export const MACHINE: Resource<Machine> = {
   group: "useless.container.training",
@@ -25,16 +27,15 @@ export const SWITCH: Resource<Switch> = {
 /** The label that ties a switch to its machine. */
 export const MACHINE_LABEL = "machine";
 
+// Their spec and status types are generated from the schemas below (`deno task crds`).
 export interface Machine extends KubeObject {
-  spec: { switches: number };
-  /** `positions`: one letter per switch (`d`own, `u`p); `lastFlip`: when a switch was last flipped. */
-  status?: { positions?: string; lastFlip?: string };
+  spec: MachineSpec;
+  status?: MachineStatus;
 }
 
 export interface Switch extends KubeObject {
-  spec: { position: string };
-  /** When the controller first saw it not `down`; the flip is due a delay after that. */
-  status?: { seenAt?: string | null };
+  spec: SwitchSpec;
+  status?: SwitchStatus;
 }
 
 export const MACHINE_CRD: Unstructured = customResourceDefinition(MACHINE, {

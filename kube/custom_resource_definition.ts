@@ -37,6 +37,23 @@ export interface CrdOptions {
   deprecatedAliases?: { version: string; deprecationWarning: string }[];
 }
 
+/**
+ * The CRD of `resource`, from its spec schema and status fields.
+ *
+ * @example
+ * ```ts
+ * import { customResourceDefinition } from "ptemplate-operator/mod.ts";
+ *
+ * const crd = customResourceDefinition(
+ *   { group: "example.ptemplate.dev", version: "v1", kind: "Note", plural: "notes", namespaced: true },
+ *   {
+ *     spec: { type: "object", properties: { text: { type: "string", description: "What it says." } } },
+ *     status: { seen: { type: "boolean", description: "Whether the operator saw it." } },
+ *   },
+ * );
+ * if (crd.metadata?.name !== "notes.example.ptemplate.dev") throw new Error("named plural.group");
+ * ```
+ */
 export function customResourceDefinition(resource: Resource, options: CrdOptions): Unstructured {
   if (!resource.group) {
     throw new TypeError(`${resource.kind}: a custom resource needs an API group`);

@@ -24,7 +24,17 @@ export interface Resource<T extends KubeObject = KubeObject> {
   readonly objectType?: T;
 }
 
-/** A narrower view of `resource`: the same kind, only the objects the selectors match. */
+/**
+ * A narrower view of `resource`: the same kind, only the objects the selectors match.
+ *
+ * @example Cache only the pods one's DaemonSets make, not every pod in the cluster.
+ * ```ts
+ * import { POD, scoped } from "ptemplate-operator/mod.ts";
+ *
+ * const CONSUMER_PODS = scoped(POD, { labelSelector: "example.com/owner" });
+ * if (CONSUMER_PODS.kind !== "Pod") throw new Error("same kind");
+ * ```
+ */
 export function scoped<T extends KubeObject>(
   resource: Resource<T>,
   selectors: { labelSelector?: string; fieldSelector?: string },

@@ -15,6 +15,16 @@ export type ConditionInput = Omit<Condition, "lastTransitionTime">;
 /**
  * The new conditions, keeping each one's `lastTransitionTime` from `previous` while its status
  * is unchanged, so an unchanged world yields an identical status (and no write).
+ *
+ * @example
+ * ```ts
+ * import { mergeConditions } from "ptemplate-operator/mod.ts";
+ *
+ * const ready = { type: "Ready", status: "True" as const, reason: "Available", message: "ok" };
+ * const first = mergeConditions(undefined, [ready], new Date("2026-01-01T00:00:00Z"));
+ * const again = mergeConditions(first, [ready], new Date("2026-06-01T00:00:00Z"));
+ * if (again[0].lastTransitionTime !== first[0].lastTransitionTime) throw new Error("moved");
+ * ```
  */
 export function mergeConditions(
   previous: Condition[] | undefined,

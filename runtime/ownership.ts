@@ -16,7 +16,22 @@ export type Ownership =
   | { state: "controlled-elsewhere"; controller: OwnerReference }
   | { state: "uncontrolled" };
 
-/** The controller owner reference of `object`, if any. */
+/**
+ * The controller owner reference of `object`, if any.
+ *
+ * @example
+ * ```ts
+ * import { controllerOf } from "ptemplate-operator/mod.ts";
+ *
+ * const pod = {
+ *   metadata: {
+ *     name: "p",
+ *     ownerReferences: [{ apiVersion: "apps/v1", kind: "DaemonSet", name: "ds", uid: "u", controller: true }],
+ *   },
+ * };
+ * if (controllerOf(pod)?.kind !== "DaemonSet") throw new Error("no controller");
+ * ```
+ */
 export function controllerOf(object: KubeObject | undefined): OwnerReference | undefined {
   return object?.metadata?.ownerReferences?.find((ref) => ref.controller);
 }

@@ -230,7 +230,40 @@ export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
  */
 export const MAX_CONCURRENCY = 100;
 
-/** Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am. */
+/**
+ * Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am.
+ *
+ * @example A ConfigMap per Greeting: the children and status it wants, nothing else.
+ * ```ts
+ * import { CONFIG_MAP, definePlugin, type KubeObject, type Resource } from "ptemplate-operator/mod.ts";
+ *
+ * interface Greeting extends KubeObject {
+ *   spec: { message: string };
+ *   status?: { configMap?: string };
+ * }
+ * const GREETING: Resource<Greeting> = {
+ *   group: "example.ptemplate.dev",
+ *   version: "v1",
+ *   kind: "Greeting",
+ *   plural: "greetings",
+ *   namespaced: true,
+ * };
+ * export const greetingPlugin = definePlugin({
+ *   name: "greeting",
+ *   for: GREETING,
+ *   owns: [CONFIG_MAP],
+ *   reconcile: (greeting) => ({
+ *     children: [{
+ *       apiVersion: "v1",
+ *       kind: "ConfigMap",
+ *       metadata: { name: `${greeting.metadata!.name}-greeting` },
+ *       data: { message: greeting.spec.message },
+ *     }],
+ *     status: { configMap: `${greeting.metadata!.name}-greeting` },
+ *   }),
+ * });
+ * ```
+ */
 export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {
     throw new TypeError(
@@ -258,7 +291,17 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
   return Object.freeze({ ...spec });
 }
 
-/** A failure that retrying will not fix (e.g. an invalid spec); reported, not retried. */
+/**
+ * A failure that retrying will not fix (e.g. an invalid spec); reported, not retried.
+ *
+ * @example
+ * ```ts
+ * import { PermanentError } from "ptemplate-operator/mod.ts";
+ *
+ * const error = new PermanentError("spec.size must be positive", { reason: "InvalidSpec" });
+ * if (error.reason !== "InvalidSpec") throw new Error("the Event's reason");
+ * ```
+ */
 export class PermanentError extends Error {
   override readonly name = "PermanentError";
   /** A short CamelCase reason for the Event. */
@@ -284,7 +327,18 @@ export function ownedKinds(plugin: Pick<PluginSpec, "owns">): OwnedKind[] {
   return (plugin.owns ?? []).map((owned) => "resource" in owned ? owned : { resource: owned });
 }
 
-/** A filter that passes creations, deletions and spec changes, not status-only updates. */
+/**
+ * A filter that passes creations, deletions and spec changes, not status-only updates.
+ *
+ * @example
+ * ```ts
+ * import { generationChanged } from "ptemplate-operator/mod.ts";
+ *
+ * const old = { metadata: { name: "a", generation: 1 } };
+ * const statusOnly = { metadata: { name: "a", generation: 1 }, status: { ready: true } };
+ * if (generationChanged({ type: "updated", object: statusOnly, old })) throw new Error("filtered");
+ * ```
+ */
 export function generationChanged<T extends KubeObject>(change: StoreChange<T>): boolean {
   if (change.type !== "updated") return true;
   return change.object.metadata?.generation !== change.old.metadata?.generation;

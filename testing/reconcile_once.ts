@@ -32,7 +32,31 @@ export interface ReconcileOnceResult {
   metrics: Registry;
 }
 
-/** Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`. */
+/**
+ * Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`.
+ *
+ * @example
+ * ```ts
+ * import { CONFIG_MAP, definePlugin, reconcileOnce } from "ptemplate-operator/mod.ts";
+ *
+ * const counter = definePlugin({
+ *   name: "counter",
+ *   for: CONFIG_MAP,
+ *   writesStatus: false,
+ *   reconcile: (cm, { cache }) => {
+ *     const others = cache(CONFIG_MAP).list({ namespace: cm.metadata!.namespace });
+ *     return { requeueAfterMs: others.length * 1000 };
+ *   },
+ * });
+ * const cm = (name: string) => ({
+ *   apiVersion: "v1" as const,
+ *   kind: "ConfigMap" as const,
+ *   metadata: { name, namespace: "n" },
+ * });
+ * const { outcome } = await reconcileOnce(counter, cm("a"), { objects: [cm("b")] });
+ * if (outcome.requeueAfterMs !== 2000) throw new Error("a and b are in the cache");
+ * ```
+ */
 export async function reconcileOnce<T extends KubeObject>(
   plugin: Plugin<T>,
   object: T,

@@ -92,3 +92,43 @@ Deno.test("plugins use the public API only; the runtime knows no plugin", async 
   }
   expect(offenders).toEqual([]);
 });
+
+Deno.test("the API's main functions each carry an example, and every example runs", async () => {
+  const files = [
+    "runtime/plugin.ts",
+    "runtime/conditions.ts",
+    "runtime/ownership.ts",
+    "kube/resource.ts",
+    "kube/custom_resource_definition.ts",
+    "testing/reconcile_once.ts",
+  ];
+  const examples = files.flatMap((file) => [
+    ...read(file).matchAll(/@example[^\n]*\n \* ```ts\n([\s\S]*?) \* ```/g),
+  ]).map((m) => m[1]);
+  for (
+    const name of [
+      "definePlugin",
+      "PermanentError",
+      "generationChanged",
+      "mergeConditions",
+      "controllerOf",
+      "scoped",
+      "customResourceDefinition",
+      "reconcileOnce",
+    ]
+  ) {
+    expect({ name, shown: examples.some((code) => code.includes(`${name}(`)) })
+      .toEqual({ name, shown: true });
+  }
+  // Each runs as written, importing the API as a plugin author does.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "--doc", "--allow-read", "--allow-env", ...files],
+    cwd: root.pathname,
+    env: { NO_COLOR: "1" },
+  }).output();
+  const log = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  expect({ code: out.code, summary: log.match(/^ok \| \d+ passed/m)?.[0] }).toEqual({
+    code: 0,
+    summary: `ok | ${examples.length} passed`,
+  });
+});

@@ -7,6 +7,7 @@ import { parseAllDocuments, stringify } from "yaml";
 import type { Plugin, Unstructured } from "../mod.ts";
 import { LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
+import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
 import { crdsOf } from "./plugin_catalog.ts";
 
 export const PACKAGE = "ptemplate-operator";
@@ -140,11 +141,7 @@ interface Owned {
   statusDescriptors: Descriptor[];
 }
 
-type Schema = {
-  type?: string;
-  description?: string;
-  properties?: Record<string, Schema>;
-};
+type Schema = OpenApiSchema;
 
 /** "requiredDevices" → "Required Devices". */
 function displayName(name: string): string {
@@ -182,23 +179,15 @@ function resourcesOf(plugins: Plugin[]): Owned["resources"] {
 
 function ownedCrds(catalog: CatalogEntry[]): Owned[] {
   return crdsOf(catalog).map((crd) => {
-    const spec = crd.spec as {
-      names: { kind: string };
-      versions: {
-        name: string;
-        storage: boolean;
-        schema: { openAPIV3Schema: Schema };
-      }[];
-    };
-    const storage = spec.versions.find((v) => v.storage)!;
-    const root = storage.schema.openAPIV3Schema;
+    const spec = crd.spec as { names: { kind: string } };
+    const { name: version, schema: root } = storedVersion(crd);
     const plugins = catalog.filter((e) =>
       e.crds.some((c) => c.metadata?.name === crd.metadata?.name)
     )
       .map((e) => e.plugin);
     return {
       name: crd.metadata!.name!,
-      version: storage.name,
+      version,
       kind: spec.names.kind,
       displayName: displayName(spec.names.kind),
       description: root.description ?? `A ${spec.names.kind}.`,

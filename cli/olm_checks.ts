@@ -6,6 +6,7 @@
 import { parse } from "yaml";
 import type { Unstructured } from "../mod.ts";
 import type { BundleFile } from "./olm_bundle.ts";
+import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
 
 export interface CheckResult {
   check: string;
@@ -13,22 +14,7 @@ export interface CheckResult {
   problems: string[];
 }
 
-interface Schema {
-  type?: string;
-  description?: string;
-  properties?: Record<string, Schema>;
-  additionalProperties?: Schema | boolean;
-  items?: Schema;
-  required?: string[];
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  maxProperties?: number;
-  pattern?: string;
-  default?: unknown;
-}
+type Schema = OpenApiSchema;
 
 interface Descriptor {
   path: string;
@@ -48,11 +34,8 @@ interface OwnedCrd {
 }
 
 function storageSchema(crd: Unstructured): { version: string; schema: Schema } {
-  const versions = (crd.spec as {
-    versions: { name: string; storage: boolean; schema?: { openAPIV3Schema: Schema } }[];
-  }).versions;
-  const storage = versions.find((v) => v.storage) ?? versions[0];
-  return { version: storage.name, schema: storage.schema?.openAPIV3Schema ?? {} };
+  const { name, schema } = storedVersion(crd);
+  return { version: name, schema };
 }
 
 /** Problems of `value` against an OpenAPI v3 schema (CEL rules are the API server's to check). */

@@ -116,3 +116,31 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
     },
   };
 }
+
+/** The part of OpenAPI v3 that CRD schemas use, as far as our tools read them. */
+export interface OpenApiSchema {
+  type?: string;
+  description?: string;
+  properties?: Record<string, OpenApiSchema>;
+  additionalProperties?: OpenApiSchema | boolean;
+  items?: OpenApiSchema;
+  required?: string[];
+  enum?: unknown[];
+  nullable?: boolean;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  maxProperties?: number;
+  pattern?: string;
+  default?: unknown;
+}
+
+/** The version a CRD stores, and its schema. */
+export function storedVersion(crd: Unstructured): { name: string; schema: OpenApiSchema } {
+  const versions = (crd.spec as {
+    versions: { name: string; storage: boolean; schema?: { openAPIV3Schema: OpenApiSchema } }[];
+  }).versions;
+  const stored = versions.find((v) => v.storage) ?? versions[0];
+  return { name: stored.name, schema: stored.schema?.openAPIV3Schema ?? {} };
+}

@@ -5,3 +5,4 @@ export * from "./control_plane.ts";
 export * from "./eventually.ts";
 export * from "./integration_test_case.ts";
 export * from "./reconcile_once.ts";
+export * from "./running_manager.ts";

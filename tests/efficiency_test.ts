@@ -7,13 +7,13 @@ import { expect } from "expect";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/client.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { Manager } from "../runtime/manager.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
 
 const NS = "eff";
@@ -76,20 +76,8 @@ await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a
     (await plane.auditEvents()).filter((e) =>
       e.userAgent === AGENT && WRITE_VERBS.has(e.verb) && at(e) >= from
     );
-  const start = () => {
-    const client = new KubeClient(plane.adminConfig, { userAgent: AGENT });
-    const manager = new Manager({ client, plugins: PTEMPLATE_PLUGINS });
-    const stop = new AbortController();
-    const running = manager.run(stop.signal);
-    return {
-      manager,
-      stop: async () => {
-        stop.abort();
-        await running;
-        client.close();
-      },
-    };
-  };
+  const start = () =>
+    runManager(plane.adminConfig, { userAgent: AGENT, plugins: PTEMPLATE_PLUGINS });
   /** Until the operator's last write is `QUIET_MS` old. */
   const quiet = async () => {
     for (;;) {

@@ -47,63 +47,39 @@ async function grantAsOlm(
   installNamespace: string,
   targets: string[] | "all",
 ): Promise<void> {
-  const apply = (resource: Resource, object: Unstructured) =>
-    admin.apply(resource, object, { fieldManager: "olm-test", force: true });
-  const subject = (
-    sa: string,
-  ) => [{ kind: "ServiceAccount", name: sa, namespace: installNamespace }];
-  const rbac = "rbac.authorization.k8s.io/v1";
-  for (const [i, { serviceAccountName, rules }] of install.clusterPermissions.entries()) {
-    const name = `${installNamespace}-cluster-${i}`;
-    await apply(kinds.CLUSTER_ROLE, {
+  /** A Role or ClusterRole with these rules, bound to the ServiceAccount. */
+  const grant = async (name: string, sa: string, rules: PolicyRule[], namespace?: string) => {
+    const kind = namespace ? "Role" : "ClusterRole";
+    const metadata = namespace ? { name, namespace } : { name };
+    const rbac = "rbac.authorization.k8s.io/v1";
+    const apply = (resource: Resource, object: Unstructured) =>
+      admin.apply(resource, object, { fieldManager: "olm-test", force: true });
+    await apply(namespace ? kinds.ROLE : kinds.CLUSTER_ROLE, {
       apiVersion: rbac,
-      kind: "ClusterRole",
-      metadata: { name },
+      kind,
+      metadata,
       rules,
     });
-    await apply(kinds.CLUSTER_ROLE_BINDING, {
+    await apply(namespace ? kinds.ROLE_BINDING : kinds.CLUSTER_ROLE_BINDING, {
       apiVersion: rbac,
-      kind: "ClusterRoleBinding",
-      metadata: { name },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-      subjects: subject(serviceAccountName),
+      kind: `${kind}Binding`,
+      metadata,
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name },
+      subjects: [{ kind: "ServiceAccount", name: sa, namespace: installNamespace }],
     });
+  };
+  for (const [i, { serviceAccountName, rules }] of install.clusterPermissions.entries()) {
+    await grant(`${installNamespace}-cluster-${i}`, serviceAccountName, rules);
   }
   for (const [i, { serviceAccountName, rules }] of install.permissions.entries()) {
     const name = `${installNamespace}-${i}`;
-    // The install strategy: a Role in the operator's namespace.
-    // The OperatorGroup: cluster-wide for all namespaces, else a copy in each target namespace.
+    // The install strategy: a Role in the operator's namespace. The OperatorGroup: the same
+    // cluster-wide for all namespaces, else a copy in each target namespace.
     const namespaces = targets === "all" ? [installNamespace] : [installNamespace, ...targets];
     for (const namespace of new Set(namespaces)) {
-      await apply(kinds.ROLE, {
-        apiVersion: rbac,
-        kind: "Role",
-        metadata: { name, namespace },
-        rules,
-      });
-      await apply(kinds.ROLE_BINDING, {
-        apiVersion: rbac,
-        kind: "RoleBinding",
-        metadata: { name, namespace },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-        subjects: subject(serviceAccountName),
-      });
+      await grant(name, serviceAccountName, rules, namespace);
     }
-    if (targets === "all") {
-      await apply(kinds.CLUSTER_ROLE, {
-        apiVersion: rbac,
-        kind: "ClusterRole",
-        metadata: { name },
-        rules,
-      });
-      await apply(kinds.CLUSTER_ROLE_BINDING, {
-        apiVersion: rbac,
-        kind: "ClusterRoleBinding",
-        metadata: { name },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
-        subjects: subject(serviceAccountName),
-      });
-    }
+    if (targets === "all") await grant(name, serviceAccountName, rules);
   }
 }
 

@@ -25,13 +25,13 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { Manager } from "../runtime/manager.ts";
 import { log } from "../runtime/logging.ts";
 import { selfManagedCertificate } from "../runtime/self_managed_certificate.ts";
 import { certificateFromDir } from "../runtime/serving_certificate.ts";
 import { createServingPki } from "../testing/certificates.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
 
 const WORKER = { "node-role.kubernetes.io/worker": "worker" };
@@ -56,10 +56,8 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
   };
   await writeCert();
 
-  const client = new KubeClient(plane.adminConfig, { userAgent: "webhooks-test-operator" });
-  const stop = new AbortController();
-  const manager = new Manager({
-    client,
+  const { manager, stop: stopOperator } = runManager(plane.adminConfig, {
+    userAgent: "webhooks-test-operator",
     plugins: PTEMPLATE_PLUGINS,
     webhooks: {
       bind: { hostname: "127.0.0.1", port: 0 },
@@ -69,15 +67,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
     },
     healthBind: { hostname: "127.0.0.1", port: 0 },
   });
-  const running = manager.run(stop.signal);
-  let stopped = false;
-  const stopOperator = async () => {
-    if (stopped) return;
-    stopped = true;
-    stop.abort();
-    await running;
-    client.close();
-  };
+
   const kubectl = async (stdin: string, ...args: string[]) => {
     const child = new Deno.Command(plane.binaries.kubectl, {
       args: ["--kubeconfig", plane.adminKubeconfigPath, ...args],
@@ -285,7 +275,8 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: "ptemplate-operator-system" } });
   await admin.create(NAMESPACE, { metadata: { name: "work" } });
-  const client = new KubeClient(plane.adminConfig, { userAgent: "self-managed-test-operator" });
+  // The certificates' own client: they are kept apart from the operator's.
+  const client = new KubeClient(plane.adminConfig, { userAgent: "self-managed-certificates" });
   // Short-lived on purpose: renewed every few seconds, so the test sees renewals.
   const certificate = selfManagedCertificate({
     client,
@@ -299,9 +290,8 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
     checkEveryMs: 500,
     log: log("test"),
   });
-  const stop = new AbortController();
-  const manager = new Manager({
-    client,
+  const { manager, stop } = runManager(plane.adminConfig, {
+    userAgent: "self-managed-test-operator",
     plugins: PTEMPLATE_PLUGINS,
     webhooks: {
       bind: { hostname: "127.0.0.1", port: 0 },
@@ -310,7 +300,6 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
       reloadMs: 200,
     },
   });
-  const running = manager.run(stop.signal);
   const secretCert = async () =>
     (await admin.get<KubeObject & { data: Record<string, string> }>(SECRET, "webhook-cert", {
       namespace: "ptemplate-operator-system",
@@ -387,8 +376,7 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
       expect(manager.webhooks!.rotations - rotated).toBeGreaterThanOrEqual(2);
     });
   } finally {
-    stop.abort();
-    await running;
+    await stop();
     client.close();
   }
 });
@@ -403,11 +391,9 @@ await integrationTest("webhooks: two replicas both serve, leader or not", {
   const { cert, key } = await pki.issue();
   await Deno.writeTextFile(`${certDir}/tls.crt`, cert);
   await Deno.writeTextFile(`${certDir}/tls.key`, key);
-  const replica = (identity: string) => {
-    const client = new KubeClient(plane.adminConfig, { userAgent: `replica-${identity}` });
-    const stop = new AbortController();
-    const manager = new Manager({
-      client,
+  const replica = (identity: string) =>
+    runManager(plane.adminConfig, {
+      userAgent: `replica-${identity}`,
       plugins: PTEMPLATE_PLUGINS,
       leaderElection: { namespace: "default", name: "webhooks-pair", identity },
       webhooks: {
@@ -416,16 +402,6 @@ await integrationTest("webhooks: two replicas both serve, leader or not", {
         conversions: [PTEMPLATE_CONVERSION],
       },
     });
-    const running = manager.run(stop.signal);
-    return {
-      manager,
-      stop: async () => {
-        stop.abort();
-        await running;
-        client.close();
-      },
-    };
-  };
   const replicas = [replica("a"), replica("b")];
   const pointAt = async (port: number) => {
     const url = (path: string) => ({

@@ -1,0 +1,34 @@
+/** A Manager running in the test's own process against a control plane, stopped once, cleanly. */
+import type { ClusterConfig } from "../kube/cluster_config.ts";
+import { KubeClient } from "../kube/client.ts";
+import { Manager, type ManagerOptions } from "../runtime/manager.ts";
+
+export interface RunningManager {
+  manager: Manager;
+  client: KubeClient;
+  /** Stops it (drains, releases the lease) and closes its client; again is a no-op. */
+  stop(): Promise<void>;
+}
+
+/** Starts `new Manager(options)` with a client of its own (`userAgent` tells it apart in audit logs). */
+export function runManager(
+  config: ClusterConfig,
+  options: Omit<ManagerOptions, "client"> & { userAgent?: string },
+): RunningManager {
+  const { userAgent, ...rest } = options;
+  const client = new KubeClient(config, { userAgent });
+  const manager = new Manager({ client, ...rest });
+  const abort = new AbortController();
+  const running = manager.run(abort.signal);
+  let stopped: Promise<void> | undefined;
+  return {
+    manager,
+    client,
+    stop: () =>
+      stopped ??= (async () => {
+        abort.abort();
+        await running;
+        client.close();
+      })(),
+  };
+}

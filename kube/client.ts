@@ -471,6 +471,16 @@ export class KubeClient {
       if (this.#limiter) {
         const seconds = await this.#limiter.wait(init.signal, { urgent: this.#urgent });
         this.requests.recordWait({ verb: method, host: this.#host, seconds });
+        // The budget went on waiting our turn, not on the connection: fail this request alone,
+        // without sending it and without blaming (or replacing) a connection that works.
+        if (performance.now() >= deadline) {
+          throw new NetworkError(
+            "timeout",
+            `${method} ${path}: the ${
+              timeoutMs / 1000
+            } s budget was spent waiting for the client-side rate limit`,
+          );
+        }
       }
       const headers = new Headers({ accept: "application/json" });
       if (this.#options.userAgent) headers.set("user-agent", this.#options.userAgent);

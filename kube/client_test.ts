@@ -138,3 +138,32 @@ Deno.test("the bearer token is sent and never appears in errors", async () => {
     },
   );
 });
+
+Deno.test("a budget spent waiting for the rate limit fails that request alone, unsent", async () => {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, ok);
+  // One request a second, one at once: the second waits about a second for its turn.
+  const client = new KubeClient({
+    server: `http://127.0.0.1:${server.addr.port}`,
+    namespace: "default",
+    source: "test",
+  }, { rateLimit: { qps: 1, burst: 1 } });
+  let replaced = 0;
+  const reset = client.transport.reset.bind(client.transport);
+  client.transport.reset = (reason: string) => {
+    replaced++;
+    reset(reason);
+  };
+  try {
+    await client.list(CONFIG_MAP, { namespace: "default" });
+    const late = await client.list(CONFIG_MAP, { namespace: "default", timeoutMs: 200 })
+      .catch((e) => e);
+    expect(late).toBeInstanceOf(NetworkError);
+    expect(late.message).toMatch(/spent waiting for the client-side rate limit/);
+    // The connection is not blamed: nothing failed on it, nothing was replaced.
+    expect(client.transport.health.unreachable()).toBeUndefined();
+    expect(replaced).toBe(0);
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});

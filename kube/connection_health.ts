@@ -13,12 +13,10 @@ export class ConnectionHealth {
   #lastAnswer = monotonicMs();
   #failingSince?: number;
   #lastError?: NetworkError;
-  #answered = false;
 
   /** Any HTTP answer, or bytes on a stream: the connection works. */
   answered(): void {
     this.#lastAnswer = monotonicMs();
-    this.#answered = true;
     this.#failingSince = undefined;
     this.#lastError = undefined;
   }
@@ -27,11 +25,6 @@ export class ConnectionHealth {
   failed(error: NetworkError): void {
     this.#failingSince ??= monotonicMs();
     this.#lastError = error;
-  }
-
-  /** True once anything has been heard from the server. */
-  get everAnswered(): boolean {
-    return this.#answered;
   }
 
   /** Milliseconds since the server last answered (or since this was created). */

@@ -4,7 +4,8 @@
  */
 
 /** What went wrong below HTTP. */
-export type NetworkFailure = "refused" | "timeout" | "tls" | "reset" | "dns" | "other";
+/** `replaced`: we closed the connection ourselves (a new one is open); `reset`: the peer or the path did. */
+export type NetworkFailure = "refused" | "timeout" | "tls" | "reset" | "replaced" | "dns" | "other";
 
 /** A request that never got an answer. `cause` is the runtime's error. */
 export class NetworkError extends Error {

@@ -160,7 +160,10 @@ export class Transport {
       reason,
     });
     old.abort(
-      new NetworkError("reset", `the connection to ${this.config.server} was replaced: ${reason}`),
+      new NetworkError(
+        "replaced",
+        `the connection to ${this.config.server} was replaced: ${reason}`,
+      ),
     );
     this.#client.close();
     this.#client = this.#httpClient(this.config.clientCertData, this.config.clientKeyData);
@@ -180,7 +183,7 @@ export class Transport {
 
   close(): void {
     this.#closed = true;
-    this.#epoch.abort(new NetworkError("reset", "the client was closed"));
+    this.#epoch.abort(new NetworkError("replaced", "the client was closed"));
     this.#client.close();
     this.#exec?.client?.close();
   }

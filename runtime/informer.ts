@@ -48,6 +48,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly namespace?: string;
   readonly #client: KubeClient;
   readonly #options: InformerOptions;
+  readonly #warnings: WarningThrottle;
   readonly #handlers = new Set<ChangeHandler<T>>();
   readonly #installedHandlers = new Set<() => void>();
   readonly #synced = Promise.withResolvers<void>();
@@ -65,6 +66,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.resource = resource;
     this.namespace = resource.namespaced ? options.namespace : undefined;
     this.#options = options;
+    this.#warnings = options.warnings ?? new WarningThrottle(options.log);
     if (options.skipped) this.#installed = false;
   }
 
@@ -177,14 +179,15 @@ export class Informer<T extends KubeObject = KubeObject> {
           await sleep(this.#options.missingKindRetryMs ?? 10_000, signal);
           continue;
         }
-        if (error instanceof NetworkError && error.failure === "reset" && !needList) {
-          // The connection was replaced (the transport said why): watch again at once.
+        if (error instanceof NetworkError && error.failure === "replaced" && !needList) {
+          // We replaced the connection (the transport said why): watch again at once. A reset
+          // by the peer or the path is a failure like any other, with its backoff.
           log.debug("watch ended with its connection; watching again", {});
           continue;
         }
         const delay = backoff.next(Date.now() - started);
         const message = error instanceof Error ? error.message : String(error);
-        (this.#options.warnings ?? new WarningThrottle(log)).warn(
+        this.#warnings.warn(
           causeOf(error),
           "watch of {kind} failed: {error}; retrying in {delay} ms",
           { kind: this.resource.kind, error: message, delay: Math.round(delay) },

@@ -98,7 +98,16 @@ export class InformerPool {
       );
       this.#informers.set(id, informers);
       if (this.#signal) {
-        for (const informer of informers) this.#runs.push(informer.run(this.#signal));
+        for (const informer of informers) {
+          this.#runs.push(informer.run(this.#signal));
+          // Nobody waits for a late informer's sync: a kind it may not read must still be heard of.
+          informer.synced.catch((error) =>
+            this.#options.log.error("cannot cache {kind}: {error}", {
+              kind: resource.kind,
+              error: (error as Error).message,
+            })
+          );
+        }
       }
     }
     return informers as unknown as Informer<T>[];

@@ -26,11 +26,6 @@ export class Checks {
     this.#checks.set(name, check);
   }
 
-  /** True when the named check exists. */
-  has(name: string): boolean {
-    return this.#checks.has(name);
-  }
-
   /**
    * Status code and body the way kube-apiserver answers its probes: `ok`, or each check as
    * `[+]name ok` / `[-]name failed: reason` / `[+]name excluded: ok` and the trailer

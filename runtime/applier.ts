@@ -242,7 +242,7 @@ export class Applier {
     label: string,
     describe: () => string,
   ): true | number {
-    const key = `${objectKey(parent)}|${what}`;
+    const key = `${writeLoopPrefix(this.#deps.name, parent.kind ?? "", objectKey(parent))}${what}`;
     const generation = parent.metadata?.generation;
     const verdict = this.#deps.guard.check(key, generation);
     if (verdict.allowed) {
@@ -434,4 +434,12 @@ function describeChange(desired: KubeObject | Record<string, unknown>, current: 
       { metadata: actual.metadata ?? {} },
     );
   return path ? `it keeps changing at ${path}` : "it keeps being rewritten";
+}
+
+/**
+ * The write-loop guard's key prefix for the writes one plugin makes for one parent: one guard
+ * serves every plugin, and parents of two kinds may share a namespace and name.
+ */
+export function writeLoopPrefix(plugin: string, kind: string, key: string): string {
+  return `${plugin}|${kind}|${key}|`;
 }

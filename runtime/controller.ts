@@ -5,7 +5,7 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
-import { Applier, childId } from "./applier.ts";
+import { Applier, childId, writeLoopPrefix } from "./applier.ts";
 import { KeyedBackoff } from "./backoff.ts";
 import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import type { ChildProblems } from "./child_problems.ts";
@@ -249,7 +249,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       queue.forget(key);
       if (!object) {
         problems.forget(parentId);
-        this.#deps.guard.forget(`${key}|`);
+        this.#deps.guard.forget(writeLoopPrefix(this.name, this.plugin.for.kind, key));
         try {
           this.plugin.onDeleted?.({ namespace, name }, {
             log: this.#log,

@@ -17,7 +17,6 @@ import {
   Manager,
   MAX_CONCURRENCY,
   parseBindAddress,
-  selfManagedCertificate,
   setupLogging,
   shutdownSignal,
 } from "./runtime/mod.ts";
@@ -31,6 +30,7 @@ import {
 import {
   builtInCatalog,
   type CatalogEntry,
+  conversionCrdNames,
   crdsOf,
   loadPluginModules,
   selectPlugins,
@@ -40,6 +40,7 @@ export type { CatalogEntry };
 import { rbacManifests, rbacYaml } from "./cli/rbac_manifests.ts";
 import { type BundleFile, olmBundle } from "./cli/olm_bundle.ts";
 import { bundleChecks } from "./cli/olm_checks.ts";
+import { WEBHOOK_NAMES } from "./cli/webhook_manifests.ts";
 
 export const VERSION: string = denoJson.version;
 
@@ -151,7 +152,7 @@ const RUN = {
     kind: "string",
     placeholder: "NAME",
     help: "the Service the API server calls the webhooks by, in the operator's namespace " +
-      "(self-managed; default ptemplate-operator-webhook)",
+      `(self-managed; default ${WEBHOOK_NAMES.service})`,
   },
   concurrency: {
     kind: "integer",
@@ -375,15 +376,17 @@ async function webhooksFor(
   if (!bind) return undefined;
   const conversions = entries.flatMap((e) => e.conversions ?? []);
   if (values["webhook-cert-mode"] === "self-managed") {
+    // Only this mode needs the X.509 library: loaded here, not at every start.
+    const { selfManagedCertificate } = await import("./runtime/self_managed_certificate.ts");
     const namespace = cluster.namespace ?? "ptemplate-operator-system";
-    const service = values["webhook-service"] ?? "ptemplate-operator-webhook";
+    const service = values["webhook-service"] ?? WEBHOOK_NAMES.service;
     return {
       bind,
       conversions,
       certificate: selfManagedCertificate({
         client: cluster.client,
         namespace,
-        secretName: `${service}-cert`,
+        secretName: WEBHOOK_NAMES.secret,
         hosts: {
           dns: [
             service,
@@ -392,9 +395,8 @@ async function webhooksFor(
             `${service}.${namespace}.svc.cluster.local`,
           ],
         },
-        webhookConfigurations: ["ptemplate-operator"],
-        crds: entries.filter((e) => e.conversions?.length).flatMap((e) => e.crds)
-          .map((crd) => crd.metadata!.name!),
+        webhookConfigurations: [WEBHOOK_NAMES.configuration],
+        crds: conversionCrdNames(entries),
         log: log("webhooks"),
       }),
     };

@@ -118,3 +118,8 @@ export function crdsOf(entries: CatalogEntry[]): Unstructured[] {
   for (const entry of entries) for (const crd of entry.crds) byName.set(crd.metadata!.name!, crd);
   return [...byName.values()];
 }
+
+/** The CRDs whose versions the webhooks convert, by name, once each. */
+export function conversionCrdNames(entries: CatalogEntry[]): string[] {
+  return crdsOf(entries.filter((e) => e.conversions?.length)).map((crd) => crd.metadata!.name!);
+}

@@ -7,6 +7,17 @@
 import type { Plugin, Unstructured } from "../mod.ts";
 import { webhookPaths } from "../runtime/mod.ts";
 
+/**
+ * The names webhooks are deployed under, shared by the manifests, their RBAC and the
+ * self-managed certificates (whose Secret name does not follow `--webhook-service`, so the
+ * generated RBAC always names it).
+ */
+export const WEBHOOK_NAMES = {
+  configuration: "ptemplate-operator",
+  service: "ptemplate-operator-webhook",
+  secret: "ptemplate-operator-webhook-cert",
+} as const;
+
 /** Where the API server reaches a path of ours: a Service, or a URL (loopback, tests). */
 export type ClientConfigFor = (path: string) => Record<string, unknown>;
 
@@ -43,7 +54,7 @@ export function webhookConfigurations(
       ? [{
         apiVersion: api,
         kind: "ValidatingWebhookConfiguration",
-        metadata: { name: "ptemplate-operator" },
+        metadata: { name: WEBHOOK_NAMES.configuration },
         webhooks: validating,
       }]
       : []),
@@ -51,7 +62,7 @@ export function webhookConfigurations(
       ? [{
         apiVersion: api,
         kind: "MutatingWebhookConfiguration",
-        metadata: { name: "ptemplate-operator" },
+        metadata: { name: WEBHOOK_NAMES.configuration },
         webhooks: mutating,
       }]
       : []),

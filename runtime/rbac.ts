@@ -115,7 +115,9 @@ export function grantsOf(rules: PolicyRule[]): string[] {
  * What self-managed webhook certificates need beyond the plugins: the Secret in the operator's
  * namespace (a Role), and the caBundle of our own webhook configurations and CRDs (by name).
  */
-export function selfManagedCertificateRules(options: { secretName: string; crds: string[] }): {
+export function selfManagedCertificateRules(
+  options: { secretName: string; webhookConfiguration: string; crds: string[] },
+): {
   namespaced: PolicyRule[];
   cluster: PolicyRule[];
 } {
@@ -133,15 +135,18 @@ export function selfManagedCertificateRules(options: { secretName: string; crds:
       {
         apiGroups: ["admissionregistration.k8s.io"],
         resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
-        resourceNames: ["ptemplate-operator"],
+        resourceNames: [options.webhookConfiguration],
         verbs: ["get", "patch"],
       },
-      {
-        apiGroups: ["apiextensions.k8s.io"],
-        resources: ["customresourcedefinitions"],
-        resourceNames: options.crds,
-        verbs: ["get", "patch"],
-      },
+      // No names would mean every CRD: the rule goes when there is no conversion to keep.
+      ...(options.crds.length
+        ? [{
+          apiGroups: ["apiextensions.k8s.io"],
+          resources: ["customresourcedefinitions"],
+          resourceNames: options.crds,
+          verbs: ["get" as const, "patch" as const],
+        }]
+        : []),
     ],
   };
 }

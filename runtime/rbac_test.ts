@@ -1,7 +1,7 @@
 import { expect } from "expect";
 import { CONFIG_MAP, DAEMON_SET, NODE, POD } from "../kube/kinds.ts";
 import { definePlugin } from "./plugin.ts";
-import { grantsOf, rbacRules } from "./rbac.ts";
+import { grantsOf, rbacRules, selfManagedCertificateRules } from "./rbac.ts";
 
 const THING = {
   group: "x.example.com",
@@ -69,4 +69,15 @@ Deno.test("rbac: Roles leave out optional cluster-scoped watches and refuse requ
     reconcile,
   });
   expect(() => rbacRules([required], { namespaced: true })).toThrow(/Node is cluster-scoped/);
+});
+
+Deno.test("rbac: self-managed certificates name what they touch, never every CRD", () => {
+  const rules = (crds: string[]) =>
+    selfManagedCertificateRules({ secretName: "s", webhookConfiguration: "w", crds });
+  expect(grantsOf(rules(["a.example.com"]).cluster)).toContain(
+    "apiextensions.k8s.io customresourcedefinitions patch",
+  );
+  // Without names a rule would grant every CRD: with nothing to convert there is no rule.
+  expect(JSON.stringify(rules([]).cluster)).not.toContain("customresourcedefinitions");
+  for (const rule of rules([]).cluster) expect(rule.resourceNames).toEqual(["w"]);
 });

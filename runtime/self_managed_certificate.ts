@@ -16,6 +16,7 @@ import {
 } from "../kube/kinds.ts";
 import { createCa, issueCertificate, type KeyPair, notAfter } from "./certificates.ts";
 import type { Logger } from "./logging.ts";
+import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 import type { ServingCertificate } from "./webhook_server.ts";
 
 const YEAR_MS = 365 * 24 * 3600_000;
@@ -55,17 +56,35 @@ export function selfManagedCertificate(
 ): () => Promise<ServingCertificate | undefined> {
   const lifetime = options.servingLifetimeMs ?? YEAR_MS;
   const renewBefore = options.renewBeforeMs ?? lifetime / 3;
-  let current: { ca: KeyPair; serving: KeyPair } | undefined;
+  const warnings = new WarningThrottle(options.log);
+  let current: { ca: KeyPair; serving: KeyPair; expires: number } | undefined;
   let checkedAt = -Infinity;
   return async () => {
-    const due = current && Date.now() - checkedAt < (options.checkEveryMs ?? 10_000) &&
-      notAfter(current.serving.cert).getTime() - Date.now() > renewBefore;
-    if (!due) {
-      current = await ensureSecret(options, lifetime, renewBefore);
-      await ensureCaBundles(options, current.ca.cert);
-      checkedAt = Date.now();
+    const fresh = current && Date.now() - checkedAt < (options.checkEveryMs ?? 10_000) &&
+      current.expires - Date.now() > renewBefore;
+    if (current && fresh) return current.serving;
+    // A failure waits for the next period as a success does: no retry every few seconds.
+    checkedAt = Date.now();
+    try {
+      const pair = await ensureSecret(options, lifetime, renewBefore);
+      current = { ...pair, expires: notAfter(pair.serving.cert).getTime() };
+    } catch (error) {
+      if (!current) throw error;
+      // The certificate in hand still serves until it expires.
+      warnings.warn(causeOf(error), "could not read or renew the webhook Secret: {error}", {
+        error: (error as Error).message,
+      });
+      return current.serving;
     }
-    return current!.serving;
+    try {
+      await ensureCaBundles(options, current.ca.cert);
+    } catch (error) {
+      // Served all the same: a caBundle set earlier, or by hand, may still be right.
+      warnings.warn(causeOf(error), "could not set the webhooks' caBundle: {error}", {
+        error: (error as Error).message,
+      });
+    }
+    return current.serving;
   };
 }
 

@@ -12,6 +12,7 @@ import type { KubeObject, Unstructured } from "../kube/client.ts";
 import type { Logger } from "./logging.ts";
 import type { AdmissionContext, AdmissionRequest, Plugin } from "./plugin.ts";
 import type { BindAddress } from "./probes.ts";
+import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
 /** How one CRD's objects change between its versions. */
 export interface Conversion {
@@ -63,6 +64,7 @@ export function webhookPaths(plugin: Pick<Plugin, "name">): { mutate: string; va
 
 export class WebhookServer {
   readonly #options: WebhookServerOptions;
+  readonly #warnings: WarningThrottle;
   #front?: Deno.TcpListener;
   #accepting?: Promise<void>;
   #backend?: { server: Deno.HttpServer<Deno.NetAddr>; port: number };
@@ -70,7 +72,8 @@ export class WebhookServer {
   #serving?: ServingCertificate;
   #problem = "not started";
   #reload?: ReturnType<typeof setInterval>;
-  #refreshing = Promise.resolve();
+  #refreshing?: Promise<void>;
+  #stopped = false;
   /** Certificates taken after the first. */
   rotations = 0;
   /** Requests answered or failed, by path: what a rotation must not interrupt. */
@@ -78,6 +81,7 @@ export class WebhookServer {
 
   constructor(options: WebhookServerOptions) {
     this.#options = options;
+    this.#warnings = new WarningThrottle(options.log);
   }
 
   /** The public port, once listening. */
@@ -108,19 +112,23 @@ export class WebhookServer {
     });
   }
 
+  /**
+   * Stops accepting, lets the requests in flight finish, then closes what is left. A refresh
+   * still waiting on its certificate source is not waited for: it finds the server stopped.
+   */
   async stop(): Promise<void> {
+    this.#stopped = true;
     clearInterval(this.#reload);
-    await this.#refreshing;
     this.#front?.close();
     await this.#accepting;
-    for (const conn of this.#links) closeConn(conn);
     await this.#backend?.server.shutdown();
+    for (const conn of this.#links) closeConn(conn);
     this.#backend = undefined;
   }
 
-  /** Takes the certificate now on offer, if it is new. */
+  /** Takes the certificate now on offer, if it is new; one look at a time. */
   refresh(): Promise<void> {
-    this.#refreshing = this.#refreshing.then(() => this.#refresh());
+    this.#refreshing ??= this.#refresh().finally(() => this.#refreshing = undefined);
     return this.#refreshing;
   }
 
@@ -136,6 +144,7 @@ export class WebhookServer {
       this.#problem = "no serving certificate yet";
       return;
     }
+    if (this.#stopped) return;
     if (this.#serving && next.cert === this.#serving.cert && next.key === this.#serving.key) return;
     let server: Deno.HttpServer<Deno.NetAddr>;
     try {
@@ -205,17 +214,23 @@ export class WebhookServer {
     } catch {
       return new Response("not JSON\n", { status: 400 });
     }
+    // Counted by known path only: what a caller puts in a URL must not grow our memory.
+    const known = path === "/convert" ||
+      this.#options.plugins.some((p) => Object.values(webhookPaths(p)).includes(path));
     const count = (outcome: string) => {
-      const key = `${path} ${outcome}`;
+      const key = `${known ? path : "(unknown path)"} ${outcome}`;
       this.answered.set(key, (this.answered.get(key) ?? 0) + 1);
     };
+    if (known && !review?.request?.uid) {
+      return new Response("no request in the review\n", { status: 400 });
+    }
     try {
       const answer = path === "/convert" ? this.#convert(review) : await this.#admit(path, review);
       count("answered");
       return Response.json(answer);
     } catch (error) {
       count("failed");
-      this.#options.log.warn("webhook {path} failed: {error}", {
+      this.#warnings.warn(causeOf(error), "webhook {path} failed: {error}", {
         path,
         error: (error as Error).message,
       });
@@ -265,7 +280,9 @@ export class WebhookServer {
     };
     if (kind === "mutate" && plugin.default && request.object) {
       const before = request.object;
-      const after = await plugin.default(structuredClone(before), this.#options.context) ?? before;
+      // A plugin may change the copy it is given in place, or return another object.
+      const draft = structuredClone(before);
+      const after = await plugin.default(draft, this.#options.context) ?? draft;
       const patch = topLevelPatch(before, after);
       if (patch.length) {
         response.patchType = "JSONPatch";

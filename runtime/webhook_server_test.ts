@@ -70,6 +70,15 @@ Deno.test("admission: defaulting answers a JSON patch, validation warnings and r
     });
     expect(missing.status).toBe(500);
     await missing.body?.cancel();
+    // Whatever a caller puts in the path, it is counted under one key.
+    expect(server.answered.get("(unknown path) failed")).toBe(1);
+    const empty = await fetch(`https://127.0.0.1:${server.port}/validate/labeller`, {
+      method: "POST",
+      body: "{}",
+      client,
+    });
+    expect(empty.status).toBe(400);
+    await empty.body?.cancel();
     expect(server.problem).toBeUndefined();
   } finally {
     client.close();
@@ -99,6 +108,51 @@ Deno.test("without a certificate the server says why, and serves once one comes"
     await server.refresh();
     expect(server.problem).toBeUndefined();
   } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("a default that changes its object in place is not lost", async () => {
+  const pki = await createServingPki();
+  const serving = await pki.issue();
+  const inPlace = definePlugin({
+    name: "in-place",
+    for: CONFIG_MAP,
+    reconcile: () => {},
+    default: (cm) => void (cm.data = { ...cm.data, filled: "yes" }),
+  });
+  const server = new WebhookServer({
+    bind: { hostname: "127.0.0.1", port: 0 },
+    plugins: [inPlace],
+    certificate: () => Promise.resolve(serving),
+    context: {
+      client: {} as KubeClient,
+      cache: () => new Store(),
+      installed: () => true,
+      log: log("t"),
+    },
+    log: log("t"),
+  });
+  await server.start();
+  const client = Deno.createHttpClient({ caCerts: [pki.ca.cert] });
+  try {
+    const response = await fetch(`https://127.0.0.1:${server.port}/mutate/in-place`, {
+      method: "POST",
+      body: JSON.stringify({
+        request: {
+          uid: "u",
+          operation: "CREATE",
+          object: { metadata: { name: "c" }, data: { a: "b" } },
+        },
+      }),
+      client,
+    });
+    const { response: answer } = await response.json();
+    expect(JSON.parse(atob(answer.patch))).toEqual([
+      { op: "replace", path: "/data", value: { a: "b", filled: "yes" } },
+    ]);
+  } finally {
+    client.close();
     await server.stop();
   }
 });

@@ -250,6 +250,11 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (!object) {
         problems.forget(parentId);
         this.#deps.guard.forget(writeLoopPrefix(this.name, this.plugin.for.kind, key));
+        // Nor is it waiting for anything any more: no backoff kept, no object in its way.
+        this.#refusals.forget(key);
+        for (const [id, parents] of this.#blocked) {
+          if (parents.delete(key) && !parents.size) this.#blocked.delete(id);
+        }
         try {
           this.plugin.onDeleted?.({ namespace, name }, {
             log: this.#log,

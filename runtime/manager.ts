@@ -273,7 +273,7 @@ export class Manager {
       informers.abort();
       await this.pool.stopped();
       await keepingAlive;
-      await this.#events.close();
+      await withinMs(this.#events.close(), EVENTS_FLUSH_MS);
       await webhooks?.stop();
       await Promise.all(servers.map((s) => s.shutdown()));
       this.#log.info("stopped");
@@ -323,12 +323,25 @@ export class Manager {
     }
     await running.done;
     // Still the leader while draining: the Events of the last reconciles go out before the lease does.
-    if (reason === "shutdown") await this.#events.flush();
+    if (reason === "shutdown") await withinMs(this.#events.flush(), EVENTS_FLUSH_MS);
     if (this.#running === running) {
       this.#running = undefined;
       this.#options.onLeaderChange?.(false);
     }
   }
+}
+
+/**
+ * The most a shutdown waits for the last Events (they are best effort): past it, the lease is
+ * released and the process ends within the pod's grace period even if the API server is slow.
+ */
+const EVENTS_FLUSH_MS = 5_000;
+
+/** Waits for `promise`, or `ms`, whichever comes first. */
+async function withinMs(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
 }
 
 function abortPromise(signal: AbortSignal): Promise<void> {

@@ -19,7 +19,8 @@ export function runManager(
   const client = new KubeClient(config, { userAgent });
   const manager = new Manager({ client, ...rest });
   const abort = new AbortController();
-  const running = manager.run(abort.signal);
+  // A failure to start is the test's to hear, from stop(), not an unhandled rejection.
+  const running = manager.run(abort.signal).then(() => undefined, (error: unknown) => error);
   let stopped: Promise<void> | undefined;
   return {
     manager,
@@ -27,8 +28,9 @@ export function runManager(
     stop: () =>
       stopped ??= (async () => {
         abort.abort();
-        await running;
+        const failure = await running;
         client.close();
+        if (failure) throw failure;
       })(),
   };
 }

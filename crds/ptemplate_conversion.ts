@@ -30,9 +30,13 @@ export function convertPtemplate(object: Unstructured, apiVersion: string): Unst
   out.apiVersion = apiVersion;
   const beta = (v: string) => v === "v1beta1";
   if (beta(from) === beta(to) || !out.spec) return out;
+  const annotations = { ...out.metadata?.annotations };
+  const carried = annotations[SPELLINGS_ANNOTATION];
+  delete annotations[SPELLINGS_ANNOTATION];
+  const spec: Spec = {};
   if (beta(to)) {
-    // v1alpha1 → v1beta1: canonical names; the older spellings used are remembered.
-    const spec: Spec = {};
+    // v1alpha1 → v1beta1: canonical names; the older spellings used are remembered, and so is
+    // any value the v1alpha1 object itself had under the annotation (after a `;`).
     const spellings: string[] = [];
     for (const [field, value] of Object.entries(out.spec)) {
       const canonical = V1ALPHA1_ALIASES[field as keyof typeof V1ALPHA1_ALIASES];
@@ -40,26 +44,13 @@ export function convertPtemplate(object: Unstructured, apiVersion: string): Unst
       const alpha = canonical ?? field;
       spec[V1BETA1_FIELDS[alpha as keyof typeof V1BETA1_FIELDS] ?? alpha] = value;
     }
-    if (spellings.length) {
-      out.metadata = {
-        ...out.metadata,
-        annotations: {
-          ...out.metadata?.annotations,
-          [SPELLINGS_ANNOTATION]: spellings.sort().join(","),
-        },
-      };
-    }
-    out.spec = spec;
+    const remembered = spellings.sort().join(",") + (carried === undefined ? "" : `;${carried}`);
+    if (remembered) annotations[SPELLINGS_ANNOTATION] = remembered;
   } else {
     // v1beta1 → v1alpha1: the v1alpha1 names, in the spelling the object first came with.
-    const annotations = out.metadata?.annotations ?? {};
-    const spellings = new Set((annotations[SPELLINGS_ANNOTATION] ?? "").split(",").filter(Boolean));
-    if (SPELLINGS_ANNOTATION in annotations) {
-      const { [SPELLINGS_ANNOTATION]: _, ...rest } = annotations;
-      if (Object.keys(rest).length) out.metadata!.annotations = rest;
-      else delete out.metadata!.annotations;
-    }
-    const spec: Spec = {};
+    const [used, ...original] = (carried ?? "").split(";");
+    const spellings = new Set(used.split(",").filter(Boolean));
+    if (original.length) annotations[SPELLINGS_ANNOTATION] = original.join(";");
     for (const [field, value] of Object.entries(out.spec)) {
       const alpha = BETA_TO_ALPHA[field] ?? field;
       const alias = Object.entries(V1ALPHA1_ALIASES).find(([a, c]) =>
@@ -67,7 +58,13 @@ export function convertPtemplate(object: Unstructured, apiVersion: string): Unst
       );
       spec[alias ? alias[0] : alpha] = value;
     }
-    out.spec = spec;
+  }
+  out.spec = spec;
+  if (out.metadata) {
+    if (Object.keys(annotations).length) out.metadata.annotations = annotations;
+    else delete out.metadata.annotations;
+  } else if (Object.keys(annotations).length) {
+    out.metadata = { annotations };
   }
   return out;
 }

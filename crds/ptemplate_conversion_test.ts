@@ -41,7 +41,15 @@ const alphaPtemplate = fc.record({
     spec: fc.constant(s),
     selector: labels,
     annotations: fc.option(
-      fc.dictionary(fc.constantFrom("a", "b.example.com/c"), fc.string(), { minKeys: 1 }),
+      // Our own annotation too, with any value a v1alpha1 writer may have left under it.
+      fc.dictionary(
+        fc.constantFrom("a", "b.example.com/c", SPELLINGS_ANNOTATION),
+        fc.oneof(
+          fc.string(),
+          fc.constantFrom("consumer", "consumer;x", ",;", "imagePullSecret,consumer"),
+        ),
+        { minKeys: 1 },
+      ),
       {
         nil: undefined,
       },

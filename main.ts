@@ -8,6 +8,7 @@ import {
   KubeconfigError,
   loadClusterConfig,
   preflight,
+  storedVersion,
   type Unstructured,
 } from "./kube/mod.ts";
 import {
@@ -162,7 +163,14 @@ const RUN = {
   ...PLUGINS,
 } as const satisfies FlagSpecs;
 
-const RBAC = { namespace: RUN.namespace, ...PLUGINS } as const satisfies FlagSpecs;
+const RBAC = {
+  namespace: RUN.namespace,
+  webhooks: {
+    kind: "boolean",
+    help: "with what the plugins' admission reads (when their webhooks are served)",
+  },
+  ...PLUGINS,
+} as const satisfies FlagSpecs;
 const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpecs;
 const UNINSTALL = {
   ...INSTALL,
@@ -448,21 +456,22 @@ async function uninstall(values: FlagValuesOf<typeof UNINSTALL>): Promise<void> 
     const present: { name: string; kind: string; count: number }[] = [];
     for (const crd of crds) {
       const name = crd.metadata!.name!;
+      let installed: Unstructured;
       try {
-        await client.get(CUSTOM_RESOURCE_DEFINITION, name);
+        installed = await client.get(CUSTOM_RESOURCE_DEFINITION, name);
       } catch (error) {
         if (!isApiError(error, 404)) throw error;
         console.log(`CustomResourceDefinition ${name} is not installed`);
         continue;
       }
-      const spec = crd.spec as { group: string; names: { kind: string; plural: string } };
+      // The cluster's CRD, not ours: it may store another version (deploy/webhooks' has two).
+      const spec = installed.spec as { group: string; names: { kind: string; plural: string } };
       const resource = {
         group: spec.group,
-        version: (crd.spec as { versions: { name: string; storage: boolean }[] }).versions
-          .find((v) => v.storage)!.name,
+        version: storedVersion(installed).name,
         kind: spec.names.kind,
         plural: spec.names.plural,
-        namespaced: (crd.spec as { scope: string }).scope === "Namespaced",
+        namespaced: (installed.spec as { scope: string }).scope === "Namespaced",
       };
       const { items } = await client.listAll(resource);
       present.push({ name, kind: spec.names.kind, count: items.length });
@@ -558,7 +567,10 @@ export async function main(
       case "rbac": {
         const values = flags(RBAC);
         const plugins = (await catalogFor(values)).map((entry) => entry.plugin);
-        console.log(rbacYaml(rbacManifests(plugins, { namespaces: values.namespace })));
+        console.log(rbacYaml(rbacManifests(plugins, {
+          namespaces: values.namespace,
+          webhooks: values.webhooks,
+        })));
         return 0;
       }
       case "bundle": {

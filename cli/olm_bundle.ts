@@ -200,7 +200,7 @@ function ownedCrds(catalog: CatalogEntry[]): Owned[] {
 
 /** Namespaced rules and the rest: OLM grants `permissions` in the namespaces it targets. */
 function splitRules(plugins: Plugin[]): { namespaced: PolicyRule[]; cluster: PolicyRule[] } {
-  const namespaced = rbacRules(plugins, { namespaced: true });
+  const namespaced = rbacRules(plugins, { namespaced: true, omitClusterScoped: true });
   const inNamespace = new Set(
     namespaced.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}|${res}`))),
   );

@@ -124,3 +124,19 @@ Deno.test("scorecard: the bundle passes every check, and each check catches its 
     delete descriptors.find((d) => d.path === "conditions")!["x-descriptors"];
   }))).toEqual(["conditions have a status descriptor"]);
 });
+
+Deno.test("a plugin for a cluster-scoped kind gets its grants cluster-wide, not an error", async () => {
+  const { definePlugin, NAMESPACE } = await import("../mod.ts");
+  const namespaces = definePlugin({ name: "namespaces", for: NAMESPACE, reconcile: () => {} });
+  const files = await olmBundle({
+    version: "0.2.0",
+    image: "registry.example/op@sha256:0000",
+    bundleImage: "registry.example/op-bundle:v0.2.0",
+    catalog: [...catalog, { plugin: namespaces, crds: [], enabledByDefault: true }],
+  });
+  const install = installOf(csvOf(files));
+  expect(grantsOf(install.clusterPermissions.flatMap((p) => p.rules))).toContain(
+    " namespaces watch",
+  );
+  expect(grantsOf(install.permissions.flatMap((p) => p.rules))).not.toContain(" namespaces watch");
+});

@@ -16,7 +16,7 @@ const SERVICE_ACCOUNT = {
  */
 export function rbacManifests(
   plugins: Plugin[],
-  options: { namespaces?: string[] } = {},
+  options: { namespaces?: string[]; webhooks?: boolean } = {},
 ): Unstructured[] {
   const rbac = "rbac.authorization.k8s.io/v1";
   const leaderElection: Unstructured = {
@@ -31,12 +31,12 @@ export function rbacManifests(
         apiVersion: rbac,
         kind: "ClusterRole",
         metadata: { name: NAME },
-        rules: rbacRules(plugins),
+        rules: rbacRules(plugins, { webhooks: options.webhooks }),
       },
       leaderElection,
     ];
   }
-  const rules = rbacRules(plugins, { namespaced: true });
+  const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
   return [
     ...options.namespaces.flatMap((namespace): Unstructured[] => [
       { apiVersion: rbac, kind: "Role", metadata: { name: NAME, namespace }, rules },

@@ -1,7 +1,7 @@
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
-import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule } from "../runtime/mod.ts";
+import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
 import { rbacManifests, rbacYaml } from "./rbac_manifests.ts";
 
@@ -38,4 +38,17 @@ Deno.test("rbac output is valid YAML of the same objects, lists on one line", ()
   expect(text).toContain("verbs: [list, watch, create, patch, delete]");
   expect(parseAllDocuments(text).map((d) => d.toJSON())).toEqual(manifests);
   expect(LEADER_ELECTION_RULES[0].resources).toEqual(["leases"]);
+});
+
+Deno.test("rbac --webhooks adds what admission reads, and only then", () => {
+  const without = grantsOf(rulesOf(rbacManifests(defaults())[0]));
+  const withWebhooks = grantsOf(rulesOf(rbacManifests(defaults(), { webhooks: true })[0]));
+  expect(without).not.toContain(" secrets get");
+  expect(withWebhooks).toContain(" secrets get");
+  // Exactly admission's reads are added (some, like listing nodes, were granted already).
+  const admission = grantsOf(rbacRules(defaults(), { webhooks: "only" }));
+  expect(withWebhooks).toEqual(grantsOf([...without, ...admission].map((g) => {
+    const [group, resource, verb] = g.split(" ");
+    return { apiGroups: [group], resources: [resource], verbs: [verb as "get"] };
+  })));
 });

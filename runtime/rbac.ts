@@ -48,13 +48,18 @@ type Declaring = Pick<
  */
 export function rbacRules(
   plugins: Declaring[],
-  options: { namespaced?: boolean; webhooks?: boolean | "only" } = {},
+  options: {
+    namespaced?: boolean;
+    /** With `namespaced`: leave required cluster-scoped kinds out (granted elsewhere) too. */
+    omitClusterScoped?: boolean;
+    webhooks?: boolean | "only";
+  } = {},
 ): PolicyRule[] {
   const only = options.webhooks === "only";
   const grants = new Map<string, Set<Verb>>();
   const grant = (resource: Resource, verbs: Verb[], subresource?: string, optional = false) => {
     if (options.namespaced && !resource.namespaced) {
-      if (optional) return;
+      if (optional || options.omitClusterScoped) return;
       throw new TypeError(
         `${resource.kind} is cluster-scoped: a namespaced install cannot grant it (make its watch optional)`,
       );

@@ -384,10 +384,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     let result: "success" | "error" = "success";
     try {
       await this.plugin.finalize!(object, context);
-      await setFinalizer(client, this.plugin.for, object, finalizer, {
-        present: false,
-        signal: context.signal,
-      });
+      try {
+        await setFinalizer(client, this.plugin.for, object, finalizer, {
+          present: false,
+          signal: context.signal,
+        });
+      } catch (error) {
+        // Our cache was behind: the finalizer went on an earlier visit, and the object with it.
+        if (!isApiError(error, 404)) throw error;
+      }
       queue.forget(key);
       context.log.info("finalized; removed finalizer {finalizer}", { finalizer });
     } catch (error) {

@@ -14,7 +14,6 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
-import { sleep } from "../util/sleep.ts";
 
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 
@@ -163,8 +162,13 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       });
       // A repeated event is aggregated (the rule's events `patch`): edit the Module twice. First
       // let the DaemonSet's news go out: Normal Events about one object are gathered for 2 s
-      // into one (runtime/events.ts), which would join the two messages.
-      await sleep(2_500);
+      // into one (runtime/events.ts), which would join the two messages. Its Event is the sign.
+      await eventually(async () => {
+        const events = await admin.list(kinds.EVENT, { namespace: "demo" });
+        expect(events.items.map((e) => (e as { message?: string }).message)).toContainEqual(
+          expect.stringContaining("Updated DaemonSet consumer-pod-consumer"),
+        );
+      });
       for (const image of ["hand/edit:1", "hand/edit:2"]) {
         await admin.patch(MODULE, "consumer-pod", {
           spec: { devicePlugin: { container: { image } } },

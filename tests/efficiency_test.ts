@@ -79,13 +79,12 @@ await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a
   const start = () =>
     runManager(plane.adminConfig, { userAgent: AGENT, plugins: PTEMPLATE_PLUGINS });
   /** Until the operator's last write is `QUIET_MS` old. */
-  const quiet = async () => {
-    for (;;) {
-      await sleep(2_000);
+  const quiet = () =>
+    eventually(async () => {
       const writes = await ours();
-      if (writes.length && Date.now() - at(writes.at(-1)!) > QUIET_MS) return;
-    }
-  };
+      expect(writes.length).toBeGreaterThan(0);
+      expect(Date.now() - at(writes.at(-1)!)).toBeGreaterThan(QUIET_MS);
+    }, { timeoutMs: 120_000, intervalMs: 2_000 });
 
   const started = Date.now();
   let operator = start();
@@ -166,6 +165,21 @@ await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a
       await eventually(() =>
         expect(operator.manager.pool.all().every((i) => i.hasSynced)).toBe(true)
       );
+      // It looked at every Ptemplate (each plugin reconciled each), and wrote nothing.
+      const reconciles = (plugin: string) =>
+        Number(
+          operator.manager.registry.render().match(
+            new RegExp(
+              `^controller_runtime_reconcile_total\\{controller="${plugin}",result="success"\\} (\\d+)`,
+              "m",
+            ),
+          )?.[1] ?? 0,
+        );
+      await eventually(() => {
+        for (const plugin of ["kmm-module", "consumer-daemonset"]) {
+          expect(reconciles(plugin)).toBeGreaterThanOrEqual(COUNT);
+        }
+      });
       await sleep(QUIET_MS);
       expect(await ours(from)).toEqual([]);
     });

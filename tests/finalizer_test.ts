@@ -6,7 +6,8 @@
  */
 import { expect } from "expect";
 import type { ConfigMap, Event } from "kubernetes-types/core/v1.d.ts";
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/client.ts";
+import { isApiError } from "../kube/errors.ts";
 import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import {
   GUEST,
@@ -16,9 +17,9 @@ import {
   guestbookPlugin,
 } from "../plugins/guestbook/mod.ts";
 import { finalizerOf } from "../runtime/finalizer.ts";
-import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
 
 const NS = "fin";
@@ -29,35 +30,35 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
 }, async (plane, step) => {
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: NS } });
-  const operator = { stop: async () => {} };
-  const start = () => {
-    const client = new KubeClient(plane.adminConfig, { userAgent: "finalizer-test" });
-    const manager = new Manager({ client, plugins: [guestbookPlugin] });
-    const stop = new AbortController();
-    const running = manager.run(stop.signal);
-    operator.stop = async () => {
-      operator.stop = async () => {};
-      stop.abort();
-      await running;
-      client.close();
-    };
-  };
+
   const guest = (name: string) => admin.get<Guest>(GUEST, name, { namespace: NS });
+  /** True once the API server says 404; any other error is the test's to hear. */
   const gone = async (name: string) => {
     try {
       await guest(name);
       return false;
-    } catch {
-      return true;
+    } catch (error) {
+      if (isApiError(error, 404)) return true;
+      throw error;
     }
   };
+  /** How many times guestbook's reconcile (or finalize) failed, from its own metrics. */
+  const errors = () =>
+    Number(
+      operator.manager.registry.render().match(
+        /^controller_runtime_reconcile_errors_total\{controller="guestbook"\} (\d+)/m,
+      )?.[1] ?? 0,
+    );
   const book = () => admin.get<ConfigMap & KubeObject>(CONFIG_MAP, GUESTBOOK, { namespace: NS });
   const failures = async (name: string) =>
     (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items.filter((e) =>
       e.involvedObject.name === name && e.reason === "FinalizeFailed"
     );
 
-  start();
+  const operator = runManager(plane.adminConfig, {
+    userAgent: "finalizer-test",
+    plugins: [guestbookPlugin],
+  });
   try {
     await step("the finalizer is on before a guest signs the book", async () => {
       for (const [name, greeting] of [["ada", "hello"], ["bob", "hi"]]) {
@@ -93,7 +94,12 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
           expect(events[0].message).toMatch(/immutable/i);
           return events[0];
         });
+        const failedBefore = errors();
+        expect(failedBefore).toBeGreaterThan(0);
         await sleep(8_000);
+        // Retried meanwhile, but with backoff (5 ms doubling: about a dozen tries in 8 s).
+        expect(errors()).toBeGreaterThan(failedBefore);
+        expect(errors()).toBeLessThan(30);
         // Still there, still ours to clean; retried meanwhile (the Event's count), but with backoff:
         // 5 ms doubling gives about a dozen tries in 8 s, not thousands.
         const held = await guest("ada");

@@ -2,7 +2,7 @@
 import { stringify } from "yaml";
 import type { Unstructured } from "../kube/mod.ts";
 import { crdTypes } from "./crd_types.ts";
-import { builtInCatalog } from "./plugin_catalog.ts";
+import { builtInCatalog, crdsOf } from "./plugin_catalog.ts";
 
 export interface CrdFile {
   /** `crds/<plural>.<group>.yaml`, relative to the repository. */
@@ -40,8 +40,7 @@ export const TYPE_FILES: Record<string, string> = {
 
 /** The TypeScript types of every CRD of the catalog, from its schema. */
 export function typeFiles(): CrdFile[] {
-  const crds = new Map(builtInCatalog().flatMap((e) => e.crds).map((c) => [c.metadata!.name!, c]));
-  return [...crds.values()].map((crd) => {
+  return crdsOf(builtInCatalog()).map((crd) => {
     const path = TYPE_FILES[crd.metadata!.name!];
     if (!path) throw new Error(`${crd.metadata!.name}: say in TYPE_FILES where its types go`);
     return { path, text: crdTypes(crd) };

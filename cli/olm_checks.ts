@@ -33,11 +33,6 @@ interface OwnedCrd {
   statusDescriptors?: Descriptor[];
 }
 
-function storageSchema(crd: Unstructured): { version: string; schema: Schema } {
-  const { name, schema } = storedVersion(crd);
-  return { version: name, schema };
-}
-
 /** Problems of `value` against an OpenAPI v3 schema (CEL rules are the API server's to check). */
 export function schemaProblems(value: unknown, schema: Schema, path: string): string[] {
   const problems: string[] = [];
@@ -113,7 +108,7 @@ export function bundleChecks(files: BundleFile[]): CheckResult[] {
 
   const described: string[] = [];
   for (const crd of crds) {
-    const { schema } = storageSchema(crd);
+    const { schema } = storedVersion(crd);
     for (const block of ["spec", "status"]) {
       const part = schema.properties?.[block];
       if (!part) {
@@ -134,7 +129,7 @@ export function bundleChecks(files: BundleFile[]): CheckResult[] {
 
   const describes: string[] = [];
   for (const crd of crds) {
-    const { version, schema } = storageSchema(crd);
+    const { name: version, schema } = storedVersion(crd);
     const entry = owned.find((o) => o.name === crd.metadata!.name);
     if (!entry) {
       describes.push(`${crd.metadata!.name} is not among the CSV's owned CRDs`);
@@ -192,7 +187,7 @@ export function bundleChecks(files: BundleFile[]): CheckResult[] {
       continue;
     }
     examples.push(
-      ...schemaProblems(example, storageSchema(crd).schema, "").map((p) =>
+      ...schemaProblems(example, storedVersion(crd).schema, "").map((p) =>
         `${example.kind} ${example.metadata?.name}: ${p}`
       ),
     );
@@ -204,7 +199,7 @@ export function bundleChecks(files: BundleFile[]): CheckResult[] {
 
   const conditions: string[] = [];
   for (const crd of crds) {
-    const { schema } = storageSchema(crd);
+    const { schema } = storedVersion(crd);
     if (!schema.properties?.status?.properties?.conditions) continue;
     const entry = owned.find((o) => o.name === crd.metadata!.name);
     const descriptor = entry?.statusDescriptors?.find((d) => d.path === "conditions");

@@ -6,6 +6,7 @@
  * With `webhooks`, what admission reads too (`"only"`: nothing else). Nothing else: what the
  * operator does is what it may do.
  */
+import { EVENT } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { ownedKinds, type PluginSpec, type Verb } from "./plugin.ts";
 
@@ -19,13 +20,6 @@ export interface PolicyRule {
 }
 
 const VERB_ORDER: Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
-const EVENT: Resource = {
-  group: "",
-  version: "v1",
-  kind: "Event",
-  plural: "events",
-  namespaced: true,
-};
 
 /** The Lease the replicas elect a leader on, in the operator's own namespace. */
 export const LEADER_ELECTION_RULES: PolicyRule[] = [

@@ -9,6 +9,7 @@ import type { EventInput } from "../runtime/events.ts";
 import { log } from "../runtime/logging.ts";
 import { Registry } from "../runtime/metrics.ts";
 import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin.ts";
+import { matchesSelector, parseSelector } from "../runtime/label_selector.ts";
 import { Store } from "../runtime/store.ts";
 
 export interface ReconcileOnceOptions {
@@ -94,9 +95,8 @@ export async function reconcileOnce<T extends KubeObject>(
 /** Whether `object` is of `resource`'s kind and passes its selectors. */
 function isOf(object: KubeObject, resource: Resource): boolean {
   if (object.kind !== resource.kind || object.apiVersion !== apiVersionOf(resource)) return false;
-  const store = new Store<KubeObject>();
-  store.upsert(object);
-  if (resource.labelSelector && !store.list({ labelSelector: resource.labelSelector }).length) {
+  const labels = object.metadata?.labels ?? {};
+  if (resource.labelSelector && !matchesSelector(parseSelector(resource.labelSelector), labels)) {
     return false;
   }
   return matchesFields(object, resource.fieldSelector ?? "");

@@ -73,6 +73,8 @@ await integrationTest("deploy/namespaced: Roles only, in the namespaces it watch
       expect((await admin.list(DAEMON_SET, { namespace: "outside" })).items).toEqual([]);
       expect((await admin.list(MODULE, { namespace: "outside" })).items).toEqual([]);
       const audit = (await plane.auditEvents()).filter((e) => e.user.username === SA);
+      // The audit log saw the operator at work: an empty one would prove nothing below.
+      expect(audit.filter((e) => WRITE_VERBS.has(e.verb)).length).toBeGreaterThan(0);
       expect(audit.filter((e) => e.responseStatus?.code === 403).map((e) => e.requestURI))
         .toEqual([]);
       const allowed = new Set([...WATCHED, "ptemplate-operator-system"]);

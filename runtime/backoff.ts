@@ -27,15 +27,19 @@ export class KeyedBackoff {
 }
 
 /**
- * Reconnect delays for one long-lived connection (a watch): `initial` doubling to `max`, each
- * with up to `jitter` extra, and back to `initial` once a connection stayed healthy for `resetAfter`.
+ * Reconnect delays for one long-lived connection (a watch), as documented: the n-th delay is at
+ * most `initial · 2^n` and never more than `max`, jitter included, and at least half of that
+ * bound (the jitter takes up to `jitter` of it off, so clients that failed together do not
+ * retry together). Back to `initial` once a connection stayed healthy for `resetAfter`.
+ * client-go adds its jitter on top of the cap, which doubles the longest wait (to 60 s): a cache
+ * that waits that long after the network returns is a cache the runtime cannot use for as long.
  */
 export class ReconnectBackoff {
   #attempt = 0;
   constructor(
     readonly initialMs = 800,
     readonly maxMs = 30_000,
-    readonly jitter = 1.0,
+    readonly jitter = 0.5,
     readonly resetAfterMs = 120_000,
     readonly random: () => number = Math.random,
   ) {}
@@ -43,9 +47,9 @@ export class ReconnectBackoff {
   /** The delay before the next attempt; `healthyForMs` is how long the last connection lasted. */
   next(healthyForMs = 0): number {
     if (healthyForMs >= this.resetAfterMs) this.#attempt = 0;
-    const base = Math.min(this.initialMs * 2 ** this.#attempt, this.maxMs);
+    const bound = Math.min(this.initialMs * 2 ** this.#attempt, this.maxMs);
     this.#attempt++;
-    return base * (1 + this.jitter * this.random());
+    return bound * (1 - this.jitter * this.random());
   }
 
   reset(): void {

@@ -33,8 +33,9 @@ export interface ObjectList<T> {
 export interface RequestOptions {
   signal?: AbortSignal;
   /**
-   * Milliseconds before the request is abandoned and its connection replaced; default 30 s, `0`
-   * for none. For a watch it bounds the wait for the response headers (default 15 s).
+   * Milliseconds before the request is abandoned (it alone fails; the connection is judged by
+   * whether anything arrives on it, see ConnectionHealth); default 30 s, `0` for none. For a
+   * watch it bounds the wait for the response headers (default 15 s).
    */
   timeoutMs?: number;
 }
@@ -87,14 +88,6 @@ export interface DeleteOptions extends RequestOptions {
  * write request, after any wait.
  */
 export type WriteFence = () => number | void;
-
-/** How the client checks its connection when it has heard nothing for a while. */
-export interface KeepAliveOptions {
-  /** Ask the server for `/livez` after this long without any answer; default 10 s. */
-  idleMs?: number;
-  /** Replace the connection when that question gets no answer within this; default 5 s. */
-  timeoutMs?: number;
-}
 
 export interface ClientOptions {
   userAgent?: string;
@@ -194,11 +187,22 @@ export class KubeClient {
   }
 
   /**
-   * The same client (connection, counters, options) with every write passing `fence` first: what
-   * the runtime hands to work that only a leader may do. Reads and watches are not fenced.
+   * The same client (connection, counters, options) with every write passing `fence` first, after
+   * any fence this client already has (the tighter deadline wins): what the runtime hands to work
+   * that only a leader may do, or only while its caches are current. Reads and watches are not
+   * fenced.
    */
   fenced(fence: WriteFence): KubeClient {
-    return this.#derive({ fence, urgent: this.#urgent });
+    const outer = this.#fence;
+    const both: WriteFence = outer
+      ? () => {
+        const first = outer();
+        const second = fence();
+        if (typeof first !== "number") return second;
+        return typeof second === "number" ? Math.min(first, second) : first;
+      }
+      : fence;
+    return this.#derive({ fence: both, urgent: this.#urgent });
   }
 
   /**
@@ -229,23 +233,6 @@ export class KubeClient {
   /** Closes the connection; a view leaves that to the client it came from. */
   close(): void {
     if (!this.#view) this.transport.close();
-  }
-
-  /**
-   * Checks the connection until `signal` aborts, like HTTP/2 keep-alive pings (which Deno does not
-   * expose): after `idleMs` without any answer it asks for `/livez`, and a question that gets no
-   * answer within `timeoutMs` replaces the connection (see `Transport.reset`). Any HTTP answer
-   * counts, so the identity needs no permission for it (and has one: system:public-info-viewer).
-   */
-  async keepAlive(signal: AbortSignal, options: KeepAliveOptions = {}): Promise<void> {
-    const idleMs = options.idleMs ?? 10_000;
-    const timeoutMs = options.timeoutMs ?? 5_000;
-    const health = this.transport.health;
-    while (!signal.aborted) {
-      await sleep(Math.max(idleMs - health.silentForMs(), 100), signal);
-      if (signal.aborted || health.silentForMs() < idleMs) continue;
-      await this.request("GET", "/livez", { timeoutMs, signal, retries: 0 }).catch(() => {});
-    }
   }
 
   /**

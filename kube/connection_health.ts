@@ -1,6 +1,33 @@
-/** Remembers whether the API server answers: when it last did, since when it has not, and why. */
-import { monotonicMs } from "../util/clock.ts";
+/**
+ * Judges whether the connection to the API server is alive: what is waiting on it, when anything
+ * last arrived on it, and whether a silence is long enough to call it dead.
+ *
+ * Slow is not dead. One request that takes long says nothing about the connection while other
+ * answers (or watch events) still arrive on it; a connection is dead only when *nothing at all*
+ * arrives. So after `probeAfterMs` of silence while something waits, the transport asks the
+ * server for `/livez` (HTTP/2 would send a PING; Deno does not expose that), and only when that
+ * question too goes unanswered for `probeTimeoutMs` is the connection replaced. The longest
+ * latency a working connection survives is therefore `probeTimeoutMs` per answer (5 s by default).
+ */
+import { type Clock, systemClock } from "../util/clock.ts";
 import type { NetworkError } from "./network_error.ts";
+
+/** How a silent connection is told from a slow one. */
+export interface ConnectionCheckOptions {
+  /**
+   * Ask `/livez` after this long without anything arriving while a request or watch is open;
+   * default 3 s. Shorter asks more often on a quiet connection (one small GET each time).
+   */
+  probeAfterMs?: number;
+  /**
+   * Replace the connection when nothing at all arrived for this long after that question;
+   * default 5 s. This is the most latency an answer may have: a server slower than this to say
+   * anything is taken for dead, its connection replaced and everything on it retried. Longer
+   * rides out slower links but leaves a dead connection in place for longer (the leader's lease
+   * is lost when that exceeds its renew deadline, 10 s, less `probeAfterMs`).
+   */
+  probeTimeoutMs?: number;
+}
 
 /** Since when, and why, the API server has not answered. */
 export interface Unreachable {
@@ -9,32 +36,120 @@ export interface Unreachable {
   error: NetworkError;
 }
 
+/** What the transport should do about its connection now. */
+export type Verdict =
+  /** Nothing; look again after `checkInMs` (undefined: nothing is waiting, no need to look). */
+  | { action: "wait"; checkInMs?: number }
+  /** Ask the server something small: the connection has been silent for a while. */
+  | { action: "probe" }
+  /** Replace the connection: nothing arrived for `silentMs`, not even an answer to the probe. */
+  | { action: "replace"; silentMs: number };
+
 export class ConnectionHealth {
-  #lastAnswer = monotonicMs();
+  readonly #clock: Clock;
+  #probeAfterMs: number;
+  #probeTimeoutMs: number;
+  #lastArrival: number;
+  /** Exchanges in progress: requests waiting for an answer, streams being read. */
+  #open = 0;
+  /** When the count of open exchanges last rose from zero: silence before that is idleness. */
+  #busySince = 0;
+  /** When the probe now outstanding was sent (cleared by any arrival). */
+  #probeSentAt?: number;
   #failingSince?: number;
   #lastError?: NetworkError;
+  readonly #recovered = new Set<() => void>();
+
+  constructor(options: ConnectionCheckOptions = {}, clock: Clock = systemClock) {
+    this.#clock = clock;
+    this.#probeAfterMs = options.probeAfterMs ?? 3_000;
+    this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
+    this.#lastArrival = clock.monotonicMs();
+  }
+
+  /** Changes the timings (see ConnectionCheckOptions); unset fields keep their value. */
+  configure(options: ConnectionCheckOptions): void {
+    this.#probeAfterMs = options.probeAfterMs ?? this.#probeAfterMs;
+    this.#probeTimeoutMs = options.probeTimeoutMs ?? this.#probeTimeoutMs;
+  }
+
+  get probeTimeoutMs(): number {
+    return this.#probeTimeoutMs;
+  }
 
   /** Any HTTP answer, or bytes on a stream: the connection works. */
   answered(): void {
-    this.#lastAnswer = monotonicMs();
+    const recovered = this.#failingSince !== undefined;
+    this.#lastArrival = this.#clock.monotonicMs();
+    this.#probeSentAt = undefined;
     this.#failingSince = undefined;
     this.#lastError = undefined;
+    if (recovered) { for (const handler of this.#recovered) handler(); }
+  }
+
+  /** Calls `handler` when the server answers again after requests got no answer at all. */
+  onRecovered(handler: () => void): () => void {
+    this.#recovered.add(handler);
+    return () => this.#recovered.delete(handler);
+  }
+
+  /** An exchange starts waiting on the connection; call the result once when it ends. */
+  open(): () => void {
+    if (this.#open++ === 0) this.#busySince = this.#clock.monotonicMs();
+    let closed = false;
+    return () => {
+      if (closed) return;
+      closed = true;
+      this.#open--;
+    };
+  }
+
+  /** The probe asked for by a "probe" verdict went out. */
+  probeSent(): void {
+    this.#probeSentAt = this.#clock.monotonicMs();
+  }
+
+  /** The connection was replaced: silence on the old one says nothing about the new one. */
+  newConnection(): void {
+    this.#busySince = this.#clock.monotonicMs();
+    this.#probeSentAt = undefined;
   }
 
   /** A request got no answer at all. */
   failed(error: NetworkError): void {
-    this.#failingSince ??= monotonicMs();
+    this.#failingSince ??= this.#clock.monotonicMs();
     this.#lastError = error;
+  }
+
+  /** True when nothing has arrived since the monotonic instant `since`. */
+  silentSince(since: number): boolean {
+    return this.#lastArrival < since;
+  }
+
+  /** What to do about the connection now (see the module doc). */
+  verdict(): Verdict {
+    if (this.#open === 0) return { action: "wait" };
+    const now = this.#clock.monotonicMs();
+    if (this.#probeSentAt !== undefined) {
+      const waited = now - this.#probeSentAt;
+      if (waited >= this.#probeTimeoutMs) {
+        return { action: "replace", silentMs: now - this.#lastArrival };
+      }
+      return { action: "wait", checkInMs: this.#probeTimeoutMs - waited };
+    }
+    const quiet = now - Math.max(this.#lastArrival, this.#busySince);
+    if (quiet >= this.#probeAfterMs) return { action: "probe" };
+    return { action: "wait", checkInMs: this.#probeAfterMs - quiet };
   }
 
   /** Milliseconds since the server last answered (or since this was created). */
   silentForMs(): number {
-    return monotonicMs() - this.#lastAnswer;
+    return this.#clock.monotonicMs() - this.#lastArrival;
   }
 
   /** Undefined while requests get answers; otherwise how long they have not, and the last reason. */
   unreachable(): Unreachable | undefined {
     if (this.#failingSince === undefined || !this.#lastError) return undefined;
-    return { forMs: monotonicMs() - this.#failingSince, error: this.#lastError };
+    return { forMs: this.#clock.monotonicMs() - this.#failingSince, error: this.#lastError };
   }
 }

@@ -1,11 +1,18 @@
 /** Sends HTTP requests to one cluster: TLS from the config, and the credentials on every request. */
 import { getLogger } from "@logtape/logtape";
 import type { ClusterConfig, ExecConfig } from "./cluster_config.ts";
+import { monotonicMs } from "../util/clock.ts";
 import { ConnectionHealth } from "./connection_health.ts";
 import { NetworkError, networkErrorFrom } from "./network_error.ts";
 import { safeExcerpt } from "./secret_redaction.ts";
 
 const log = getLogger(["ptemplate", "client"]);
+
+/**
+ * A watchdog timer this late did not run because the process did not: the silence it would judge
+ * may be ours, with answers waiting unread.
+ */
+const LATE_WATCHDOG_MS = 1_000;
 
 /** How long a token read from `tokenFile` is trusted before it is read again (client-go uses 1 min). */
 const TOKEN_FILE_TTL_MS = 60_000;
@@ -33,7 +40,8 @@ export interface Exchange {
   signal?: AbortSignal;
   /**
    * Milliseconds for the whole exchange, headers and body; `0` for no limit. A request that gets
-   * no answer in time means the connection is silent: it is replaced (see `reset`).
+   * no answer in time fails alone: the connection is judged by whether anything arrives on it
+   * (see ConnectionHealth), not by one slow answer.
    */
   timeoutMs: number;
   /** A body the caller streams (a watch): the deadline covers the response headers only. */
@@ -47,9 +55,12 @@ export interface Exchange {
 
 /**
  * A fetch bound to one cluster's TLS settings and identity. All requests share one HTTP/2
- * connection, which can die without a FIN or RST (a NAT or firewall that forgot it); nothing in
- * the runtime notices that, so every request carries a deadline, and the first one that passes
- * without an answer replaces the connection and fails everything still waiting on the old one.
+ * connection, which can die without a FIN or RST (a NAT or firewall that forgot it) and then
+ * carry every later request into silence. So while anything waits on it, a watchdog asks the
+ * health record what to do: after a few seconds of silence it asks the server for `/livez`, and
+ * when nothing at all arrives after that either, it replaces the connection and fails everything
+ * still waiting on the old one. A request past its own deadline fails alone: a slow server whose
+ * answers still arrive keeps its connection.
  */
 export class Transport {
   readonly config: ClusterConfig;
@@ -58,6 +69,8 @@ export class Transport {
   #client: Deno.HttpClient;
   /** Aborted when the connection is replaced: every request made on it ends at once. */
   #epoch = new AbortController();
+  /** The watchdog's timer while anything waits on the connection. */
+  #watchdog?: ReturnType<typeof setTimeout>;
   #fileToken?: { value: string; readAt: number };
   #exec?: { credential: ExecCredential; client?: Deno.HttpClient };
   #closed = false;
@@ -105,6 +118,10 @@ export class Transport {
     const timer = timeoutMs ? setTimeout(() => deadline.abort(), timeoutMs) : undefined;
     const signals = [epoch.signal, deadline.signal];
     if (exchange.signal) signals.push(exchange.signal);
+    const sentAt = monotonicMs();
+    const close = this.health.open();
+    this.#arm();
+    let streaming = false;
     try {
       const response = await fetch(this.config.server + pathAndQuery, {
         method: exchange.method,
@@ -116,9 +133,11 @@ export class Transport {
       this.health.answered();
       if (exchange.stream) {
         clearTimeout(timer);
-        return this.#watched(response);
+        streaming = true;
+        return this.#watched(response, close);
       }
       const text = await response.text();
+      this.health.answered();
       return new Response(text || null, {
         status: response.status,
         statusText: response.statusText,
@@ -129,20 +148,22 @@ export class Transport {
       if (epoch.signal.aborted) throw epoch.signal.reason;
       if (deadline.signal.aborted) {
         const seconds = Number((timeoutMs / 1000).toFixed(1));
-        const silent = new NetworkError(
+        const late = new NetworkError(
           "timeout",
           `no answer from ${this.config.server} within ${seconds} s`,
           { cause: error },
         );
-        this.health.failed(silent);
-        if (this.#epoch === epoch) this.reset(`a request got no answer within ${seconds} s`);
-        throw silent;
+        // This request alone fails. Only if nothing else arrived meanwhile does it say anything
+        // about the server; the watchdog decides about the connection.
+        if (this.health.silentSince(sentAt)) this.health.failed(late);
+        throw late;
       }
       const classified = networkErrorFrom(error, this.config.server);
       if (classified instanceof NetworkError) this.health.failed(classified);
       throw classified;
     } finally {
       clearTimeout(timer);
+      if (!streaming) close();
     }
   }
 
@@ -155,6 +176,7 @@ export class Transport {
     if (this.#closed) return;
     const old = this.#epoch;
     this.#epoch = new AbortController();
+    this.health.newConnection();
     log.info("replacing the connection to {server}: {reason}", {
       server: this.config.server,
       reason,
@@ -183,6 +205,7 @@ export class Transport {
 
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#watchdog);
     this.#epoch.abort(new NetworkError("replaced", "the client was closed"));
     this.#client.close();
     this.#exec?.client?.close();
@@ -195,9 +218,60 @@ export class Transport {
     });
   }
 
-  /** The response with a body that counts every chunk as a sign of life. */
-  #watched(response: Response): Response {
-    if (!response.body) return response;
+  /**
+   * Runs the watchdog while anything waits on the connection: asks `/livez` after a silence,
+   * replaces the connection when that goes unanswered too (see ConnectionHealth).
+   */
+  #arm(): void {
+    if (this.#watchdog !== undefined || this.#closed) return;
+    const verdict = this.health.verdict();
+    if (verdict.action === "wait" && verdict.checkInMs === undefined) return;
+    const delay = verdict.action === "wait" ? Math.max(verdict.checkInMs!, 50) : 0;
+    const due = monotonicMs() + delay;
+    const timer = setTimeout(() => {
+      this.#watchdog = undefined;
+      this.#look(due);
+    }, delay);
+    Deno.unrefTimer(timer);
+    this.#watchdog = timer;
+  }
+
+  #look(due: number): void {
+    if (this.#closed) return;
+    if (monotonicMs() - due > LATE_WATCHDOG_MS) {
+      // This process did not run for a while (frozen, starved): what arrived meanwhile has not
+      // been read yet. Read it before judging the connection by a silence that was our own.
+      const timer = setTimeout(() => {
+        this.#watchdog = undefined;
+        this.#look(monotonicMs());
+      }, 250);
+      Deno.unrefTimer(timer);
+      this.#watchdog = timer;
+      return;
+    }
+    const verdict = this.health.verdict();
+    if (verdict.action === "probe") {
+      this.health.probeSent();
+      // Any answer will do (even a 401): it is the connection that is asked, not the server.
+      this.fetch("/livez", { method: "GET", timeoutMs: this.health.probeTimeoutMs + 1_000 })
+        .catch(() => {});
+    } else if (verdict.action === "replace") {
+      const seconds = Math.round(verdict.silentMs / 1000);
+      const reason = `nothing arrived on it for ${seconds} s, not even an answer to /livez`;
+      this.health.failed(
+        new NetworkError("timeout", `no answer from ${this.config.server}: ${reason}`),
+      );
+      this.reset(reason);
+    }
+    this.#arm();
+  }
+
+  /** The response with a body that counts every chunk as a sign of life; `close` when it ends. */
+  #watched(response: Response, close: () => void): Response {
+    if (!response.body) {
+      close();
+      return response;
+    }
     const { health, config } = this;
     // Deno aborts a body through its Response: keep that alive with the reader, or a collected
     // Response leaves the stream running on after its signal aborted.
@@ -207,16 +281,19 @@ export class Transport {
         try {
           const { done, value } = await source.reader.read();
           if (done) {
+            close();
             controller.close();
           } else {
             health.answered();
             controller.enqueue(value);
           }
         } catch (error) {
+          close();
           controller.error(networkErrorFrom(error, config.server));
         }
       },
       async cancel(reason) {
+        close();
         await source.reader.cancel(reason).catch(() => {});
       },
     });

@@ -1,4 +1,6 @@
 import { expect } from "expect";
+import { TcpProxy } from "../testing/tcp_proxy.ts";
+import type { ConnectionCheckOptions } from "./connection_health.ts";
 import { NetworkError } from "./network_error.ts";
 import { Transport } from "./transport.ts";
 
@@ -20,11 +22,22 @@ Deno.test("a server without scheme, and half a client certificate, are refused b
   );
 });
 
-/** A plain-HTTP server whose `/stream` sends a line every 50 ms forever and `/hang` never answers. */
-function streamingServer() {
+/**
+ * A plain-HTTP server whose `/stream` sends a line every 50 ms forever, `/hang` never answers,
+ * `/slow` answers after `slowMs`, and anything else (such as `/livez`) answers at once; reached
+ * through a proxy the test can black-hole.
+ */
+function streamingServer(options: { slowMs?: number; health?: ConnectionCheckOptions } = {}) {
   const hang = Promise.withResolvers<void>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
-    if (new URL(request.url).pathname === "/hang") return hang.promise.then(() => new Response());
+    const path = new URL(request.url).pathname;
+    if (path === "/hang") return hang.promise.then(() => new Response());
+    if (path === "/slow") {
+      return new Promise<Response>((resolve) =>
+        setTimeout(() => resolve(new Response("slow")), options.slowMs ?? 0)
+      );
+    }
+    if (path !== "/stream") return new Response("ok");
     let timer: ReturnType<typeof setInterval>;
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -40,15 +53,23 @@ function streamingServer() {
     });
     return new Response(body);
   });
-  const transport = new Transport({
-    ...base,
-    server: `http://127.0.0.1:${server.addr.port}`,
-  });
+  const proxy = new TcpProxy({ hostname: "127.0.0.1", port: server.addr.port });
+  const transport = new Transport({ ...base, server: `http://127.0.0.1:${proxy.port}` });
+  if (options.health) transport.health.configure(options.health);
+  let replaced = 0;
+  const reset = transport.reset.bind(transport);
+  transport.reset = (reason: string) => {
+    replaced++;
+    reset(reason);
+  };
   return {
     transport,
+    proxy,
+    replaced: () => replaced,
     async [Symbol.asyncDispose]() {
       hang.resolve();
       transport.close();
+      await proxy.close();
       // A stream that failed to stop would hold a graceful shutdown forever; the test says why.
       await within(2_000, server.shutdown());
     },
@@ -93,29 +114,62 @@ Deno.test("a streamed body stops when its signal aborts, even after garbage coll
   expect(await within(2_000, reading)).toBe("AbortError");
 });
 
-Deno.test("a request without an answer replaces the connection and fails everything on it", async () => {
+Deno.test("a request without an answer fails alone: the connection and its watch carry on", async () => {
   await using s = streamingServer();
   const watch = await s.transport.fetch("/stream", {
     method: "GET",
     timeoutMs: 5_000,
     stream: true,
   });
-  const watching = drain(watch);
-  const silent = await s.transport.fetch("/hang", { method: "GET", timeoutMs: 200 }).catch((e) =>
-    e
-  );
-  expect(silent).toBeInstanceOf(NetworkError);
-  expect(silent.failure).toBe("timeout");
-  // The watch on the replaced connection ends at once instead of waiting on a dead socket.
-  expect(await within(2_000, watching)).toBe("NetworkError");
-  expect(s.transport.health.unreachable()?.error.failure).toBe("timeout");
-  // The next request goes out on a new connection, and an answer clears the record.
-  const next = await s.transport.fetch("/stream", {
+  const reader = watch.body!.getReader();
+  const late = await s.transport.fetch("/hang", { method: "GET", timeoutMs: 200 }).catch((e) => e);
+  expect(late).toBeInstanceOf(NetworkError);
+  expect(late.failure).toBe("timeout");
+  expect(late.message).toMatch(/^no answer from http:\/\/127\.0\.0\.1:\d+ within 0\.2 s$/);
+  // Answers kept arriving meanwhile: one slow request is not a dead server, nor a dead connection.
+  for (let i = 0; i < 3; i++) expect((await reader.read()).done).toBe(false);
+  expect(s.replaced()).toBe(0);
+  expect(s.transport.health.unreachable()).toBeUndefined();
+  await reader.cancel();
+});
+
+Deno.test("a slow answer survives: the connection is asked /livez, which answers", async () => {
+  // Slower than the probe's own timeout, several times over.
+  await using s = streamingServer({
+    slowMs: 1_500,
+    health: { probeAfterMs: 100, probeTimeoutMs: 300 },
+  });
+  const answer = await s.transport.fetch("/slow", { method: "GET", timeoutMs: 5_000 });
+  expect(await answer.text()).toBe("slow");
+  expect(s.replaced()).toBe(0);
+});
+
+Deno.test("a connection on which nothing arrives is replaced, failing everything on it", async () => {
+  await using s = streamingServer({ health: { probeAfterMs: 200, probeTimeoutMs: 300 } });
+  const watch = await s.transport.fetch("/stream", {
     method: "GET",
     timeoutMs: 5_000,
     stream: true,
   });
-  await next.body!.cancel();
+  const watching = drain(watch);
+  const waiting = s.transport.fetch("/hang", { method: "GET", timeoutMs: 30_000 }).catch((e) => e);
+  // A black hole: no FIN, no RST, nothing delivered either way.
+  s.proxy.blackhole();
+  const started = performance.now();
+  // The watch on the replaced connection ends at once instead of waiting on a dead socket, and
+  // the request waiting there with it, long before its own deadline.
+  expect(await within(5_000, watching)).toBe("NetworkError");
+  const failed = await waiting;
+  expect(failed).toBeInstanceOf(NetworkError);
+  expect(failed.failure).toBe("replaced");
+  expect(failed.message).toMatch(/nothing arrived on it for \d+ s, not even an answer to \/livez/);
+  expect(performance.now() - started).toBeLessThan(5_000);
+  expect(s.replaced()).toBe(1);
+  expect(s.transport.health.unreachable()?.error.failure).toBe("timeout");
+  // The next request goes out on a new connection, and an answer clears the record.
+  s.proxy.unblock();
+  const next = await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 });
+  expect(await next.text()).toBe("ok");
   expect(s.transport.health.unreachable()).toBeUndefined();
 });
 

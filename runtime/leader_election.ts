@@ -1,41 +1,58 @@
 /**
- * Leader election on a `coordination.k8s.io/v1` Lease, safe when a process freezes, a clock
- * stands still or a connection dies in silence.
+ * Leader election on a `coordination.k8s.io/v1` Lease, safe when a process freezes, a clock jumps
+ * or stands still, a connection dies in silence, or the API server answers slowly.
  *
- * The rule (client-go's): a lease held by another is valid until our *local* time of the last
- * change we saw to its record plus its `leaseDurationSeconds`. Remote timestamps are never
- * compared with our clock.
+ * Each role reads the clock that can only make it wait too long, never too little:
  *
- * Why two leaders never write at once. Let D be the lease duration and R the renew deadline
- * (R < D). The leader notes the instant just *before* it sends each renewal that succeeds; a write
- * is only sent while less than R has passed since the last such instant (the fence, checked
- * synchronously right before every write request leaves, retries included), and it is abandoned
- * if it has not completed by R + (D − R)/2. Another instance can take over only after seeing the
- * lease record unchanged for D on its own clock, counted from when it *received* the record, which
- * is after the renewal was sent. So the fence closes at least (D − R)/2 before anyone else may
- * start, whatever happened in between: a freeze of any length (SIGSTOP, a VM pause, CPU
- * starvation) only makes the elapsed time larger, so the fence is already shut when the process
- * resumes, before any timer or worker runs; the process then counts as a follower until it has
- * renewed again. Elapsed time is the larger of the monotonic and the wall clock's readings, so a
- * suspended machine whose monotonic clock stood still is caught too.
+ * - A standby takes a lease held by another only after it has seen the lease record unchanged for
+ *   its duration D, counted on its own *monotonic* clock from the moment it received the record in
+ *   which it last saw a change (client-go's rule; Go's time values carry a monotonic reading, so
+ *   client-go does the same). Remote timestamps are never compared with a local clock, and the
+ *   standby's wall clock plays no part: stepped forward an hour it would otherwise take a healthy
+ *   leader's lease at once. A monotonic clock that stood still (the standby's machine suspended)
+ *   only makes it wait longer.
+ * - The leader sends a write only while less than the renew deadline R (< D) has passed since it
+ *   *sent* its last renewal that succeeded, counted as the larger of the monotonic and the wall
+ *   clock's readings (util/clock.ts). That is never less than the time that really passed unless
+ *   both clocks are wrong at once: a suspension stops the monotonic clock but not the wall clock,
+ *   a wall clock stepped back leaves the monotonic one. A wall clock stepped forward only closes
+ *   the fence early: the leader stops its work, renews its own lease (nobody else could take it)
+ *   and starts again. The fence is checked synchronously right before every write request leaves
+ *   (retries included), and a write not answered by R + (D − R)/2 is abandoned.
  *
- * What is assumed: clocks on the machines involved run at rates that differ by much less than
- * (D − R)/D (a third, with the defaults); a request takes less than (D − R)/2 from the moment it
- * leaves to the moment the server applies it (2.5 s by default). What remains: a request handed to
- * the network stack in the instant before the process froze goes out when it resumes; that is at
- * most one request per worker, and the window is the microseconds between the fence and the send.
+ * Why two leaders never write at once. Let s be the instant the leader sent its last successful
+ * renewal. That renewal changed the record, and a standby received the change at some r ≥ s, so
+ * it cannot take over before r + D ≥ s + D (real time, up to its clock's rate error). The old
+ * leader sends nothing after s + R, and abandons what it sent by s + R + (D − R)/2. A freeze of
+ * any length (SIGSTOP, a VM pause, CPU starvation) only makes the leader's elapsed time larger, so
+ * its fence is already shut when it resumes, before any timer or worker runs; it is a follower
+ * until it has renewed again. Seeing another holder with a valid lease ends leadership at once.
  *
- * Seeing another holder with a valid lease ends leadership at once (not after the deadline). The
- * lease is watched, so a released lease is taken within milliseconds, and a crashed leader's lease
- * is taken D after its last renewal rather than up to a poll period later. Unlike client-go, a lost
- * lease does not end the process: work stops at once and the instance campaigns again; and a clean
- * shutdown releases the lease.
+ * What is assumed: each machine's monotonic clock runs, while the process runs, at a rate within
+ * a few per cent of real time (it must err by less than (D − R)/(2D), a sixth with the defaults);
+ * at least one of the leader's two clocks counts the time that passes (not both standing still or
+ * stepped back together); and a request reaches the API server within (D − R)/2 (2.5 s) of
+ * leaving, or more precisely a write takes at most that much longer than the renewal before it
+ * did. What remains: a request handed to the network stack in the instant before the process
+ * froze goes out when it resumes; that is at most one request per worker, and the window is the
+ * microseconds between the fence and the send.
+ *
+ * A slow API server is not a lost lease. The leader renews by writing the lease it last wrote,
+ * without reading it first (client-go's fast path; a conflict falls back to reading it), and an
+ * attempt may take until the renew deadline: with one round trip per renewal, answers up to about
+ * R/2 late (5 s) keep the lease, and the connection health check (kube/connection_health.ts) keeps
+ * the connection while answers arrive at all.
+ *
+ * The lease is watched, so a released lease is taken within milliseconds, and a crashed leader's
+ * lease is taken D after its last renewal rather than up to a poll period later. Unlike client-go,
+ * a lost lease does not end the process: work stops at once and the instance campaigns again; and
+ * a clean shutdown releases the lease.
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { LEASE } from "../kube/kinds.ts";
 import { missingRule, StartupError } from "../kube/preflight.ts";
-import { Instant } from "../util/clock.ts";
+import { type Clock, Instant, systemClock } from "../util/clock.ts";
 import { sleep } from "../util/sleep.ts";
 import { ReconnectBackoff } from "./backoff.ts";
 import type { Logger } from "./logging.ts";
@@ -64,6 +81,8 @@ export interface LeaderElectionOptions {
   log: Logger;
   /** `leader_election_master_status{name}`. */
   gauge?: Gauge;
+  /** Where time comes from; the system's by default (tests jump one clock or the other). */
+  clock?: Clock;
 }
 
 /** Why leadership ended. */
@@ -94,12 +113,43 @@ interface LeaseSpec {
 
 type Lease = KubeObject & { spec?: LeaseSpec };
 
-/** The lease record as last seen, and when (by our clocks) it last changed. */
+/** The lease record as last seen, and when (by our monotonic clock) it last changed. */
 interface Observation {
   record: string;
   spec: LeaseSpec;
-  changedAt: Instant;
+  /** Monotonic milliseconds when we received the record in which we last saw a change. */
+  changedAt: number;
   resourceVersion?: string;
+}
+
+/** The three durations of leader election, in milliseconds. */
+export interface LeaseTiming {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+}
+
+/**
+ * A standby's view: milliseconds until another holder's lease runs out, for a record last seen
+ * changing at `changedAt` on `clock`'s monotonic clock (negative once it has). The wall clock
+ * plays no part: a jump of it must not hand anyone a lease early.
+ */
+export function leaseExpiresInMs(changedAt: number, durationMs: number, clock: Clock): number {
+  return durationMs - (clock.monotonicMs() - changedAt);
+}
+
+/**
+ * The leader's fence: how many milliseconds a write sent now may take before it must be
+ * abandoned, or undefined when no write may be sent, for a last successful renewal sent at
+ * `renewed` (conservative: the larger of both clocks' elapsed time; see the module doc).
+ */
+export function writeBudgetMs(
+  renewed: Instant | undefined,
+  timing: LeaseTiming,
+): number | undefined {
+  const { renewDeadlineMs, leaseDurationMs } = timing;
+  const elapsed = renewed?.elapsedMs() ?? Infinity;
+  if (!(elapsed < renewDeadlineMs)) return undefined;
+  return renewDeadlineMs - elapsed + (leaseDurationMs - renewDeadlineMs) / 2;
 }
 
 type Attempt = "acquired" | "held" | "failed";
@@ -112,8 +162,11 @@ function microTime(ms: number): string {
 export class LeaderElector {
   readonly #client: KubeClient;
   readonly #options: Required<Omit<LeaderElectionOptions, "gauge">> & { gauge?: Gauge };
+  readonly #clock: Clock;
   readonly #warnings: WarningThrottle;
   #observed?: Observation;
+  /** The newest lease object seen (for renewing without reading it first). */
+  #latest?: Lease;
   /** Just before the request behind our latest successful acquire or renewal was sent. */
   #renewed?: Instant;
   #leading = false;
@@ -128,7 +181,9 @@ export class LeaderElector {
       leaseDurationMs: options.leaseDurationMs ?? 15_000,
       renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
       retryPeriodMs: options.retryPeriodMs ?? 2_000,
+      clock: options.clock ?? systemClock,
     };
+    this.#clock = this.#options.clock;
     const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.#options;
     if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs * 1.2)) {
       throw new RangeError(
@@ -142,8 +197,7 @@ export class LeaderElector {
 
   /** True while this instance leads and its last renewal is within the renew deadline. */
   get isLeader(): boolean {
-    return this.#leading && this.#renewed !== undefined &&
-      this.#renewed.elapsedMs() < this.#options.renewDeadlineMs;
+    return this.#leading && writeBudgetMs(this.#renewed, this.#options) !== undefined;
   }
 
   /**
@@ -151,14 +205,13 @@ export class LeaderElector {
    * returns how many milliseconds a write sent now may take before it must be abandoned.
    */
   readonly fence = (): number => {
-    const { renewDeadlineMs, leaseDurationMs } = this.#options;
-    const elapsed = this.#renewed?.elapsedMs() ?? Infinity;
-    if (!this.#leading || elapsed >= renewDeadlineMs) {
+    const budget = this.#leading ? writeBudgetMs(this.#renewed, this.#options) : undefined;
+    if (budget === undefined) {
       // A pause can outlast the deadline before any timer had a chance to run: wake the loop.
       if (this.#leading) this.#wake?.();
       throw new NotLeaderError(`not the leader of lease ${this.#options.name}; write refused`);
     }
-    return renewDeadlineMs - elapsed + (leaseDurationMs - renewDeadlineMs) / 2;
+    return budget;
   };
 
   /** Campaigns, leads, and campaigns again after a loss, until `signal` aborts. */
@@ -230,14 +283,14 @@ export class LeaderElector {
     const { retryPeriodMs } = this.#options;
     let nextLook = 0;
     while (!signal.aborted) {
-      if (performance.now() >= nextLook || this.#looksFree()) {
-        const result = await this.#attempt(signal, 5_000);
+      if (this.#clock.monotonicMs() >= nextLook || this.#looksFree()) {
+        const result = await this.#attempt(signal, this.#options.renewDeadlineMs, false);
         if (result === "acquired") return true;
-        nextLook = performance.now() + retryPeriodMs * (1 + 0.2 * Math.random());
+        nextLook = this.#clock.monotonicMs() + retryPeriodMs * (1 + 0.2 * Math.random());
       }
       // Look again at the next poll, or the moment the holder's lease runs out, or when the
       // watch shows a change, whichever comes first.
-      const untilLook = nextLook - performance.now();
+      const untilLook = nextLook - this.#clock.monotonicMs();
       await this.#nap(Math.max(0, Math.min(untilLook, this.#expiresInMs())), signal);
     }
     return false;
@@ -256,9 +309,11 @@ export class LeaderElector {
         await this.#nap(Math.min(untilNext, remaining), stop);
         continue;
       }
-      lastAttempt = Instant.now();
-      // The attempt may not outlive the deadline; a silent connection is replaced when it passes.
-      const result = await this.#attempt(stop, Math.min(remaining, retryPeriodMs * 2));
+      lastAttempt = Instant.now(this.#clock);
+      // The attempt may take until the deadline: a slow answer is not a lost lease. A dead
+      // connection is replaced well before (kube/connection_health.ts), failing the attempt, and
+      // the next one goes out at once on the new connection.
+      const result = await this.#attempt(stop, remaining, true);
       if (result === "held") return "lost";
     }
     return "stopped";
@@ -280,35 +335,67 @@ export class LeaderElector {
     const observed = this.#observed;
     if (!observed) return Infinity;
     const duration = (observed.spec.leaseDurationSeconds ?? 0) * 1000;
-    return duration - observed.changedAt.elapsedMs();
+    return leaseExpiresInMs(observed.changedAt, duration, this.#clock);
   }
 
-  /** One look at the lease, taking or renewing it when it is free or ours. */
-  async #attempt(signal: AbortSignal, timeoutMs: number): Promise<Attempt> {
+  /**
+   * One look at the lease, taking or renewing it when it is free or ours, within `timeoutMs`.
+   * `renewing`: we lead, and first try to write the lease we last saw without reading it.
+   */
+  async #attempt(signal: AbortSignal, timeoutMs: number, renewing: boolean): Promise<Attempt> {
     const { namespace, name, identity, leaseDurationMs } = this.#options;
-    const spec = (now: number, current: LeaseSpec): LeaseSpec => ({
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
-      acquireTime: current.holderIdentity === identity && current.acquireTime
-        ? current.acquireTime
-        : microTime(now),
-      renewTime: microTime(now),
-      leaseTransitions: (current.leaseTransitions ?? 0) +
-        (current.holderIdentity === identity ? 0 : 1),
-    });
+    const until = this.#clock.monotonicMs() + timeoutMs;
+    const left = () => Math.max(1, until - this.#clock.monotonicMs());
+    const spec = (current: LeaseSpec): LeaseSpec => {
+      const now = this.#clock.wallMs();
+      return {
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+        acquireTime: current.holderIdentity === identity && current.acquireTime
+          ? current.acquireTime
+          : microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: (current.leaseTransitions ?? 0) +
+          (current.holderIdentity === identity ? 0 : 1),
+      };
+    };
+    /** Writes our record over `lease` (a compare-and-swap on its resourceVersion). */
+    const write = async (lease: Lease): Promise<Attempt> => {
+      const sent = Instant.now(this.#clock);
+      const updated = await this.#client.update<Lease>(LEASE, {
+        ...lease,
+        spec: spec(lease.spec ?? {}),
+      }, { signal, timeoutMs: left() });
+      this.#renewed = sent;
+      this.#observe(updated, sent);
+      return "acquired";
+    };
     try {
+      const latest = this.#latest;
+      if (renewing && latest?.spec?.holderIdentity === identity) {
+        try {
+          return await write(latest);
+        } catch (error) {
+          // Changed since we last saw it: read it and decide as anyone would.
+          if (!isApiError(error, 409)) throw error;
+        }
+      }
       let lease: Lease | undefined;
       try {
-        lease = await this.#client.get<Lease>(LEASE, name, { namespace, signal, timeoutMs });
+        lease = await this.#client.get<Lease>(LEASE, name, {
+          namespace,
+          signal,
+          timeoutMs: left(),
+        });
       } catch (error) {
         if (!isApiError(error, 404)) throw error;
       }
       if (!lease) {
-        const sent = Instant.now();
+        const sent = Instant.now(this.#clock);
         const created = await this.#client.create<Lease>(LEASE, {
           metadata: { name, namespace },
-          spec: { ...spec(Date.now(), {}), leaseTransitions: 0 },
-        }, { signal, timeoutMs });
+          spec: { ...spec({}), leaseTransitions: 0 },
+        }, { signal, timeoutMs: left() });
         this.#renewed = sent;
         this.#everRead = true;
         this.#observe(created, sent);
@@ -316,16 +403,9 @@ export class LeaderElector {
       }
       // Observed now, after the answer arrived: the later instant is the safe one for a follower.
       this.#everRead = true;
-      this.#observe(lease, Instant.now());
+      this.#observe(lease, Instant.now(this.#clock));
       if (this.#heldByAnother()) return "held";
-      const sent = Instant.now();
-      const updated = await this.#client.update<Lease>(LEASE, {
-        ...lease,
-        spec: spec(Date.now(), lease.spec ?? {}),
-      }, { signal, timeoutMs });
-      this.#renewed = sent;
-      this.#observe(updated, sent);
-      return "acquired";
+      return await write(lease);
     } catch (error) {
       if (signal.aborted) return "failed";
       if (!this.#everRead) this.#failStartup(error);
@@ -366,16 +446,19 @@ export class LeaderElector {
     }
   }
 
-  /** Remembers the record, and when (by our clocks) it last changed. */
+  /** Remembers the record, and when (by our monotonic clock) it last changed. */
   #observe(lease: Lease | undefined, at: Instant): void {
     const spec = lease?.spec ?? {};
     const record = JSON.stringify(spec);
     const resourceVersion = lease?.metadata?.resourceVersion;
     if (this.#observed?.record !== record) {
-      this.#observed = { record, spec, changedAt: at, resourceVersion };
+      this.#observed = { record, spec, changedAt: at.monotonic, resourceVersion };
     } else if (resourceVersion) {
       this.#observed.resourceVersion = resourceVersion;
     }
+    // The newest version wins: a watch event may arrive after the answer to a later write.
+    const known = Number(this.#latest?.metadata?.resourceVersion);
+    if (!lease || !(Number(resourceVersion) < known)) this.#latest = lease;
   }
 
   /**
@@ -392,7 +475,7 @@ export class LeaderElector {
         await sleep(200, signal);
         continue;
       }
-      const started = performance.now();
+      const started = this.#clock.monotonicMs();
       try {
         for await (
           const event of this.#client.watch<Lease>(LEASE, {
@@ -403,7 +486,10 @@ export class LeaderElector {
           })
         ) {
           if (event.type === "BOOKMARK") continue;
-          this.#observe(event.type === "DELETED" ? undefined : event.object, Instant.now());
+          this.#observe(
+            event.type === "DELETED" ? undefined : event.object,
+            Instant.now(this.#clock),
+          );
           this.#wake?.();
         }
         backoff.reset();
@@ -411,7 +497,7 @@ export class LeaderElector {
         if (signal.aborted) break;
         // 410: our resourceVersion is too old; the next look at the lease brings a new one.
         if (isApiError(error, 410) && this.#observed) this.#observed.resourceVersion = "";
-        await sleep(backoff.next(performance.now() - started), signal);
+        await sleep(backoff.next(this.#clock.monotonicMs() - started), signal);
       }
     }
   }
@@ -422,7 +508,7 @@ export class LeaderElector {
     try {
       const lease = await this.#client.get<Lease>(LEASE, name, { namespace, timeoutMs: 5_000 });
       if (lease.spec?.holderIdentity !== identity) return;
-      const now = microTime(Date.now());
+      const now = microTime(this.#clock.wallMs());
       await this.#client.update<Lease>(LEASE, {
         ...lease,
         spec: {

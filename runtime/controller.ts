@@ -11,6 +11,7 @@ import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { EventRecorder } from "./events.ts";
+import { type Informer, StaleCacheError } from "./informer.ts";
 import type { InformerPool } from "./informer_pool.ts";
 import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
@@ -63,6 +64,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   #queue?: WorkQueue;
   /** Why the controller stopped while it should run, if it did. */
   #failure?: string;
+  /** The caches of every kind the plugin declared: its reconciles are decided from them. */
+  readonly #reads: Informer[];
+  /** Keys put aside until a cache that was behind has listed again, by that cache. */
+  readonly #parked = new Map<Informer, Set<string>>();
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
@@ -106,10 +111,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     ];
     for (const resource of related) {
       for (const informer of pool.informers(resource)) {
-        // When a missing kind (CRD) appears, every object must be looked at again.
-        informer.onInstalled(() => this.enqueueAll());
+        // When a kind (CRD) appears or goes, every object must be looked at again.
+        informer.onServedChange(() => this.enqueueAll());
       }
     }
+    this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
     for (const watch of plugin.watches ?? []) {
       const context = { cache: <R extends KubeObject>(r: Resource<R>) => pool.cache(r) };
       pool.onChange(watch.resource, (change) => {
@@ -267,9 +273,19 @@ export class Controller<T extends KubeObject = KubeObject> {
       return;
     }
     const log = this.#log.with({ object: key });
+    // Nothing is decided from a cache that may have missed changes (a parent deleted during an
+    // outage, whose children would be made again): the key waits until it has listed again.
+    const behind = this.#reads.filter((informer) => !informer.fresh);
+    if (behind.length) return this.#park(key, behind, log);
+    const fresh = this.#freshnessFence(this.#reads);
+    const writer = client.fenced(fresh.fence);
     const context: ReconcileContext = {
-      client,
-      cache: (resource) => pool.cache(resource),
+      client: writer,
+      cache: (resource) => {
+        // A kind read on demand: its writes wait for its cache as much as for the declared ones.
+        for (const informer of pool.informers(resource)) fresh.read(informer);
+        return pool.cache(resource);
+      },
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
       problems: () => problems.get(parentId),
       log,
@@ -278,12 +294,13 @@ export class Controller<T extends KubeObject = KubeObject> {
       signal: abort,
     };
     if (finalizing) return await this.#finalize(queue, key, object, finalizer!, context);
+    const applier = this.#applier.using(writer);
     const started = performance.now();
-    let result: "success" | "error" | "requeue_after" = "success";
+    let result: "success" | "error" | "requeue" | "requeue_after" = "success";
     try {
       if (finalizer && !hasFinalizer(object, finalizer)) {
         // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-        await setFinalizer(client, this.plugin.for, object, finalizer, {
+        await setFinalizer(writer, this.plugin.for, object, finalizer, {
           present: true,
           signal: abort,
         });
@@ -292,7 +309,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
       let retryInMs: number | undefined;
       if (outcome.children) {
-        const applied = await this.#applier.applyChildren(object, outcome.children, abort, log);
+        const applied = await applier.applyChildren(object, outcome.children, abort, log);
         problems.set(parentId, this.name, applied.problems);
         for (const id of applied.blocked) {
           const parents = this.#blocked.get(id) ?? new Set<string>();
@@ -319,7 +336,7 @@ export class Controller<T extends KubeObject = KubeObject> {
             { reason: "UndeclaredStatus" },
           );
         }
-        const status = await this.#applier.applyStatus(object, outcome.status, abort);
+        const status = await applier.applyStatus(object, outcome.status, abort);
         if (status.retryInMs !== undefined) {
           retryInMs = Math.min(retryInMs ?? Infinity, status.retryInMs);
         }
@@ -331,6 +348,13 @@ export class Controller<T extends KubeObject = KubeObject> {
         result = "requeue_after";
       }
     } catch (error) {
+      if (error instanceof StaleCacheError && !abort.aborted) {
+        // A cache fell behind while this reconcile ran: not a failure; visited again once it
+        // has listed.
+        result = "requeue";
+        this.#park(key, [error.informer], log);
+        return;
+      }
       result = "error";
       metrics.reconcileErrors.inc({ controller: this.name });
       const message = error instanceof Error ? error.message : String(error);
@@ -365,6 +389,47 @@ export class Controller<T extends KubeObject = KubeObject> {
         (performance.now() - started) / 1000,
       );
     }
+  }
+
+  /**
+   * Puts `key` aside until every cache in `behind` has listed again; then it is visited anew.
+   * Not a failure: no backoff, no error counted, nothing written.
+   */
+  #park(key: string, behind: Informer[], log: Logger): void {
+    log.debug("waiting for the cache of {kinds} to list again before reconciling", {
+      kinds: [...new Set(behind.map((i) => i.resource.kind))].join(", "),
+    });
+    for (const informer of behind) {
+      let keys = this.#parked.get(informer);
+      if (!keys) {
+        keys = new Set();
+        this.#parked.set(informer, keys);
+        const parked = keys;
+        informer.whenFresh().then(() => {
+          this.#parked.delete(informer);
+          for (const parkedKey of parked) this.#queue?.add(parkedKey);
+        });
+      }
+      keys.add(key);
+    }
+  }
+
+  /**
+   * The write fence of one reconcile: every cache it read (the declared ones at once, others as
+   * they are read) must be fresh and not have fallen behind since, right before each write leaves.
+   */
+  #freshnessFence(declared: Informer[]): { fence: () => void; read: (i: Informer) => void } {
+    const epochs = new Map(declared.map((informer) => [informer, informer.epoch]));
+    return {
+      read: (informer) => {
+        if (!epochs.has(informer)) epochs.set(informer, informer.epoch);
+      },
+      fence: () => {
+        for (const [informer, epoch] of epochs) {
+          if (!informer.fresh || informer.epoch !== epoch) throw new StaleCacheError(informer);
+        }
+      },
+    };
   }
 
   /**

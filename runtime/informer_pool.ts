@@ -4,6 +4,7 @@
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
+import { monotonicMs } from "../util/clock.ts";
 import { type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
 import type { Logger } from "./logging.ts";
@@ -61,6 +62,11 @@ export class InformerPool {
     this.#client = client;
     this.#options = options;
     this.#warnings = new WarningThrottle(options.log);
+    // The network is back: caches waiting out a reconnect backoff list again now, rather than
+    // leave the runtime unable to write for up to 30 s more.
+    client.transport.health.onRecovered(() => {
+      for (const informer of this.all()) informer.nudge();
+    });
   }
 
   /**
@@ -138,6 +144,38 @@ export class InformerPool {
       ? resources.flatMap((r) => this.informers(r))
       : [...this.#informers.values()].flat();
     await Promise.all(informers.map((i) => i.synced));
+  }
+
+  /**
+   * Why the caches that are behind are (empty when none is): for `/readyz`, which names them.
+   */
+  behind(): { kind: string; namespace?: string; forMs: number; reason: string }[] {
+    const now = monotonicMs();
+    return this.all().flatMap((i) =>
+      i.behind && i.hasSynced
+        ? [{
+          kind: i.resource.kind,
+          namespace: i.namespace,
+          forMs: now - i.behind.since,
+          reason: i.behind.reason,
+        }]
+        : []
+    );
+  }
+
+  /**
+   * Kinds whose cache is empty because the API server does not serve them (their CRD is
+   * missing) or we may not read them (optional kinds), with why: for `/readyz`, which names them.
+   */
+  unavailable(): { resource: Resource; why: "not served" | "not allowed" }[] {
+    const seen = new Map<string, { resource: Resource; why: "not served" | "not allowed" }>();
+    for (const i of this.all()) {
+      const why = i.unavailable;
+      if (i.hasSynced && why && why !== "not watched") {
+        seen.set(resourceId(i.resource), { resource: i.resource, why });
+      }
+    }
+    return [...seen.values()];
   }
 
   /** True when every informer has listed once; for `/readyz`. */

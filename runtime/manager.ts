@@ -2,7 +2,9 @@
  * The shared event loop: starts the informers every plugin needs, waits for them to sync, runs the
  * controllers only while leader, serves metrics and probes, and shuts down gracefully.
  */
-import type { KeepAliveOptions, KubeClient, KubeObject } from "../kube/client.ts";
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { ConnectionCheckOptions } from "../kube/connection_health.ts";
+import { apiVersionOf } from "../kube/resource.ts";
 import { ChildProblems } from "./child_problems.ts";
 import { Controller } from "./controller.ts";
 import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
@@ -60,12 +62,13 @@ export interface ManagerOptions {
   /** Watches silent this long are restarted; see InformerOptions. */
   watchSilenceTimeoutMs?: number;
   /**
-   * How the connection to the API server is checked. `/readyz` fails while requests get no
-   * answer; `/healthz` fails once that has lasted `unhealthyAfterMs` (default 60 s), so the
-   * kubelet restarts a process that cannot recover by itself. Longer rides out API server
-   * upgrades without restarts; shorter restarts sooner when something local is stuck.
+   * How the connection to the API server is checked (see ConnectionCheckOptions: when a silent
+   * connection is replaced). `/readyz` fails while requests get no answer; `/healthz` fails once
+   * that has lasted `unhealthyAfterMs` (default 60 s), so the kubelet restarts a process that
+   * cannot recover by itself. Longer rides out API server upgrades without restarts; shorter
+   * restarts sooner when something local is stuck.
    */
-  connection?: KeepAliveOptions & { unhealthyAfterMs?: number };
+  connection?: ConnectionCheckOptions & { unhealthyAfterMs?: number };
   /** When a child or status rewritten again and again counts as a loop; see WriteLoopGuard. */
   writeLoopGuard?: WriteLoopGuardOptions;
   /** Workers per plugin that does not set its own `concurrency`; default 1. */
@@ -206,10 +209,31 @@ export class Manager {
     if (webhooks) readyz.add("webhooks", () => webhooks.problem);
     readyz.add("informers-synced", () => {
       const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
-      return pending.length ? `waiting for ${[...new Set(pending)].join(", ")}` : undefined;
+      if (pending.length) return `waiting for ${[...new Set(pending)].join(", ")}`;
+      // Behind: nothing is written from these until they have listed again.
+      const behind = this.pool.behind().map((b) =>
+        `${b.kind}${b.namespace ? ` in ${b.namespace}` : ""} behind for ${
+          Math.round(b.forMs / 1000)
+        } s (${b.reason})`
+      );
+      return behind.length ? behind.join("; ") : undefined;
+    });
+    // Not a failure (an optional kind such as KMM's Module may be missing for good, and an
+    // unready pod would lose its webhook endpoints), but said by name on every answer.
+    readyz.add("kinds-served", () => {
+      const unavailable = this.pool.unavailable();
+      if (!unavailable.length) return undefined;
+      return {
+        note: unavailable.map(({ resource, why }) =>
+          `${resource.kind} (${apiVersionOf(resource)}) ${
+            why === "not served"
+              ? "is not served: is its CRD installed?"
+              : "may not be read: grant list and watch"
+          }`
+        ).join("; "),
+      };
     });
     const { metricsBind, healthBind } = this.#options;
-    let keepingAlive: Promise<void> | undefined;
     try {
       if (metricsBind && healthBind && metricsBind.port === healthBind.port && metricsBind.port) {
         const server = serveEndpoints(metricsBind, { metrics: this.registry, healthz, readyz });
@@ -245,8 +269,8 @@ export class Manager {
         await webhooks.start();
         this.endpoints.webhookPort = webhooks.port;
       }
+      if (this.#options.connection) health.configure(this.#options.connection);
       this.pool.start(informers.signal);
-      keepingAlive = this.#options.client.keepAlive(informers.signal, this.#options.connection);
       this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
       await Promise.race([this.pool.synced(), abortPromise(signal)]);
       if (signal.aborted) return;
@@ -272,7 +296,6 @@ export class Manager {
     } finally {
       informers.abort();
       await this.pool.stopped();
-      await keepingAlive;
       await withinMs(this.#events.close(), EVENTS_FLUSH_MS);
       await webhooks?.stop();
       await Promise.all(servers.map((s) => s.shutdown()));

@@ -77,6 +77,11 @@ export class Applier {
     this.#deps = deps;
   }
 
+  /** The same applier writing through `client` (one reconcile's, fenced by its caches). */
+  using(client: KubeClient): Applier {
+    return new Applier({ ...this.#deps, client });
+  }
+
   /**
    * Makes `children` exist as desired and prunes the children no longer among them. A child that
    * cannot be written is reported (Event, and in the result) and the others go on.
@@ -152,12 +157,28 @@ export class Applier {
         if (!cached) {
           await this.#create(resource, stamped, signal);
           verb = "Created";
+          this.#wrote(parent, id);
         } else {
-          const replaced = await this.#update(kind, stamped, cached, signal);
+          const { replaced, changed } = await this.#update(kind, stamped, cached, signal);
           verb = replaced ? "Replaced" : adopting ? "Adopted" : "Updated";
           if (replaced) detail = `: ${replaced}, so it is deleted and created anew`;
+          // A write the server found nothing to change in (our cache was behind) is no write.
+          if (!changed) continue;
+          this.#wrote(parent, id);
         }
       } catch (error) {
+        if (notServed(error)) {
+          // Its CRD is being deleted, or is gone: the cache must learn so now (and the
+          // plugins with it, through `installed`), not at its next relist.
+          for (const informer of this.#deps.pool.informers(resource)) {
+            informer.recheck(`a write was refused: ${(error as Error).message}`);
+          }
+          throw new TemporaryError(
+            `${resource.kind} (${apiVersionOf(resource)}) is not served by the API server any ` +
+              `more (is its CRD being deleted?): ${(error as Error).message}`,
+            { retryAfterMs: 2_000, cause: error },
+          );
+        }
         // Invalid for the API server (a value the CRD let through, an immutable field): retrying
         // the same object cannot help; the parent must change.
         if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
@@ -217,6 +238,7 @@ export class Applier {
         signal,
       });
       this.#observe(this.#deps.for, written);
+      if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#wrote(parent, "status");
     } catch (error) {
       // Server-side apply refuses fields the schema does not declare; retrying cannot help.
       if (error instanceof Error && /not declared in schema/.test(error.message)) {
@@ -233,8 +255,11 @@ export class Applier {
   }
 
   /**
-   * Asks the write-loop guard about one write; true when it may go out (and counts it), else the
-   * milliseconds until it may be tried again. A loop is reported once, when it is found.
+   * Asks the write-loop guard about one write; true when it may go out, else the milliseconds
+   * until it may be tried again. A loop is reported once, when it is found. Only a write that
+   * succeeded and changed something is counted (`#wrote`): failed attempts (an API server
+   * restarting, a CRD being deleted), conflicts and writes the server found nothing to change in
+   * are no loop, however many there are.
    */
   #mayWrite(
     parent: KubeObject,
@@ -242,13 +267,11 @@ export class Applier {
     label: string,
     describe: () => string,
   ): true | number {
-    const key = `${writeLoopPrefix(this.#deps.name, parent.kind ?? "", objectKey(parent))}${what}`;
-    const generation = parent.metadata?.generation;
-    const verdict = this.#deps.guard.check(key, generation);
-    if (verdict.allowed) {
-      this.#deps.guard.record(key, generation);
-      return true;
-    }
+    const verdict = this.#deps.guard.check(
+      this.#guardKey(parent, what),
+      parent.metadata?.generation,
+    );
+    if (verdict.allowed) return true;
     if (verdict.detected) {
       const kind = what === "status" ? "status" : what.split("/")[0];
       this.#deps.metrics.writeLoops.inc({ controller: this.#deps.name, kind });
@@ -263,6 +286,15 @@ export class Applier {
       });
     }
     return verdict.retryInMs;
+  }
+
+  /** Counts a write of `what` for `parent` that succeeded and changed the object. */
+  #wrote(parent: KubeObject, what: string): void {
+    this.#deps.guard.record(this.#guardKey(parent, what), parent.metadata?.generation);
+  }
+
+  #guardKey(parent: KubeObject, what: string): string {
+    return `${writeLoopPrefix(this.#deps.name, parent.kind ?? "", objectKey(parent))}${what}`;
   }
 
   #ownedKind(child: KubeObject): OwnedKind {
@@ -302,25 +334,25 @@ export class Applier {
   }
 
   /**
-   * Applies a child we control (or adopt), guarded by its uid; returns what forced a replacement,
-   * if one was needed and the plugin allows it.
+   * Applies a child we control (or adopt), guarded by its uid. Says what forced a replacement, if
+   * one was needed and the plugin allows it, and whether the object changed at all.
    */
   async #update(
     kind: OwnedKind,
     stamped: KubeObject,
     cached: KubeObject,
     signal: AbortSignal,
-  ): Promise<string | undefined> {
+  ): Promise<{ replaced?: string; changed: boolean }> {
     const { resource } = kind;
     const uid = cached.metadata!.uid!;
-    await this.#takeOverCreateEntry(resource, cached, signal);
+    const before = await this.#takeOverCreateEntry(resource, cached, signal);
     try {
       const applied = await this.#deps.client.apply(resource, {
         ...stamped,
         metadata: { ...stamped.metadata, uid },
       }, { fieldManager: this.#deps.name, force: true, signal });
       this.#observe(resource, applied);
-      return undefined;
+      return { changed: applied.metadata?.resourceVersion !== before };
     } catch (error) {
       const immutable = isApiError(error, 422) &&
         error.causes.find((c) => /field is immutable/.test(c.message ?? ""));
@@ -331,21 +363,24 @@ export class Applier {
         uid,
         signal,
       });
-      return `${immutable.field ?? "a field"} cannot change in place`;
+      return { replaced: `${immutable.field ?? "a field"} cannot change in place`, changed: true };
     }
   }
 
-  /** Relabels our "Update" ownership entry (from creating the object) as "Apply", once. */
+  /**
+   * Relabels our "Update" ownership entry (from creating the object) as "Apply", once. Returns the
+   * resourceVersion the object has now, as far as we know.
+   */
   async #takeOverCreateEntry(
     resource: Resource,
     cached: KubeObject,
     signal: AbortSignal,
-  ): Promise<void> {
+  ): Promise<string | undefined> {
     const entries = cached.metadata?.managedFields ?? [];
     const index = entries.findIndex((e) =>
       e.manager === this.#deps.name && e.operation === "Update" && !e.subresource
     );
-    if (index < 0) return;
+    if (index < 0) return cached.metadata?.resourceVersion;
     const hasApply = entries.some((e) => e.manager === this.#deps.name && e.operation === "Apply");
     const at = `/metadata/managedFields/${index}`;
     const migrated = await this.#deps.client.request<KubeObject>(
@@ -369,6 +404,7 @@ export class Applier {
       },
     );
     this.#observe(resource, { ...migrated, apiVersion: cached.apiVersion, kind: cached.kind });
+    return migrated.metadata?.resourceVersion;
   }
 
   /** Deletes the children this plugin made for `parent` that are no longer wanted. */
@@ -402,6 +438,7 @@ export class Applier {
             uid: meta.uid,
             signal,
           });
+          this.#wrote(parent, id);
         } catch (error) {
           if (!isApiError(error, 404) && !isApiError(error, 409)) throw error;
         }
@@ -434,6 +471,15 @@ function describeChange(desired: KubeObject | Record<string, unknown>, current: 
       { metadata: actual.metadata ?? {} },
     );
   return path ? `it keeps changing at ${path}` : "it keeps being rewritten";
+}
+
+/**
+ * True when a write was refused because the kind itself is not served: its CRD is being deleted
+ * (405, "not allowed while custom resource definition is terminating") or gone (404 naming no
+ * object, unlike a 404 about a missing namespace or object).
+ */
+function notServed(error: unknown): boolean {
+  return isApiError(error, 405) || (isApiError(error, 404) && !error.details?.name);
 }
 
 /**

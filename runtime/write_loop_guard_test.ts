@@ -81,3 +81,24 @@ Deno.test(
     expect(guard.check("k", 7)).toEqual({ allowed: true });
   }),
 );
+
+Deno.test(
+  "asking is not writing: attempts that failed or changed nothing (never recorded) are no loop",
+  withClock((clock) => {
+    const guard = new WriteLoopGuard({ maxWrites: 10, windowMs: 10_000 });
+    // An API server restarting: a retry every 5 ms doubling, for 30 s, none of them a write.
+    for (let delay = 5, t = 0; t < 30_000; t += delay, delay = Math.min(delay * 2, 1_000)) {
+      expect(guard.check("p/status", 3).allowed).toBe(true);
+      clock.tick(delay);
+    }
+    // Then the catch-up: the writes that do go through, a handful, are let through.
+    for (let i = 0; i < 9; i++) {
+      expect(guard.check("p/status", 3).allowed).toBe(true);
+      guard.record("p/status", 3);
+      clock.tick(100);
+    }
+    // Only a tenth write that changed something, within the window, is one too many.
+    guard.record("p/status", 3);
+    expect(guard.check("p/status", 3)).toMatchObject({ allowed: false, detected: true });
+  }),
+);

@@ -5,8 +5,11 @@
 import { StartupError } from "../kube/preflight.ts";
 import { PROMETHEUS_CONTENT_TYPE, type Registry } from "./metrics.ts";
 
-/** A named check; returns nothing when healthy, or a reason. */
-export type Check = () => string | undefined;
+/**
+ * A named check; returns nothing when healthy, a reason when not, or `{ note }` to pass while
+ * saying something worth knowing (a missing optional kind): a note is listed on every answer.
+ */
+export type Check = () => string | undefined | { note: string };
 
 /** How a probe is asked: kube-apiserver's query parameters. */
 export interface ProbeQuery {
@@ -35,6 +38,7 @@ export class Checks {
     const excluded = new Set(query.exclude ?? []);
     const lines: string[] = [];
     let failed = false;
+    let noted = false;
     for (const [name, check] of this.#checks) {
       if (excluded.delete(name)) {
         lines.push(`[+]${name} excluded: ok`);
@@ -42,7 +46,10 @@ export class Checks {
       }
       const reason = run(check);
       if (reason === undefined) lines.push(`[+]${name} ok`);
-      else {
+      else if (typeof reason === "object") {
+        noted = true;
+        lines.push(`[+]${name} ok: ${reason.note}`);
+      } else {
         failed = true;
         lines.push(`[-]${name} failed: ${reason}`);
       }
@@ -54,7 +61,7 @@ export class Checks {
         }`,
       );
     }
-    if (!failed && !query.verbose) return { status: 200, body: "ok" };
+    if (!failed && !noted && !query.verbose) return { status: 200, body: "ok" };
     lines.push(`${this.name} check ${failed ? "failed" : "passed"}`);
     return { status: failed ? 500 : 200, body: lines.join("\n") + "\n" };
   }
@@ -64,13 +71,13 @@ export class Checks {
     const check = this.#checks.get(name);
     if (!check) return { status: 404, body: `no check named "${name}"\n` };
     const reason = run(check);
-    return reason === undefined
-      ? { status: 200, body: "ok" }
-      : { status: 500, body: `internal server error: ${reason}\n` };
+    if (reason === undefined) return { status: 200, body: "ok" };
+    if (typeof reason === "object") return { status: 200, body: `ok: ${reason.note}\n` };
+    return { status: 500, body: `internal server error: ${reason}\n` };
   }
 }
 
-function run(check: Check): string | undefined {
+function run(check: Check): ReturnType<Check> {
   try {
     return check();
   } catch (error) {

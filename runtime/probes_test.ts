@@ -38,3 +38,16 @@ Deno.test("/readyz/<check> answers for one check", () => {
   });
   expect(checks().respondOne("nope").status).toBe(404);
 });
+
+Deno.test("a check may pass with a note, which every answer shows", () => {
+  const probe = new Checks("readyz");
+  probe.add("ping", () => undefined);
+  probe.add("kinds-served", () => ({ note: "Module is not served" }));
+  const body = "[+]ping ok\n[+]kinds-served ok: Module is not served\nreadyz check passed\n";
+  expect(probe.respond()).toEqual({ status: 200, body });
+  expect(probe.respond({ verbose: true })).toEqual({ status: 200, body });
+  expect(probe.respondOne("kinds-served")).toEqual({
+    status: 200,
+    body: "ok: Module is not served\n",
+  });
+});

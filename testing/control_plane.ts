@@ -83,6 +83,8 @@ export interface AuditEvent {
   userAgent?: string;
   /** RFC 3339 with microseconds, when the API server received the request. */
   requestReceivedTimestamp: string;
+  /** RFC 3339 with microseconds, when it answered (the change, if any, was made by then). */
+  stageTimestamp?: string;
 }
 
 /** The verbs that change something (a watch or a read never does). */

@@ -170,9 +170,9 @@ export class Transport {
   /**
    * Replaces the connection: closes the HTTP client, opens a new one for later requests, and
    * fails every request and watch still using the old one (closing a Deno HttpClient alone leaves
-   * a stream on a dead connection waiting forever).
+   * a stream on a dead connection waiting forever), with `failure` (by default: "replaced").
    */
-  reset(reason: string): void {
+  reset(reason: string, failure?: NetworkError): void {
     if (this.#closed) return;
     const old = this.#epoch;
     this.#epoch = new AbortController();
@@ -182,10 +182,11 @@ export class Transport {
       reason,
     });
     old.abort(
-      new NetworkError(
-        "replaced",
-        `the connection to ${this.config.server} was replaced: ${reason}`,
-      ),
+      failure ??
+        new NetworkError(
+          "replaced",
+          `the connection to ${this.config.server} was replaced: ${reason}`,
+        ),
     );
     this.#client.close();
     this.#client = this.#httpClient(this.config.clientCertData, this.config.clientKeyData);
@@ -258,10 +259,14 @@ export class Transport {
     } else if (verdict.action === "replace") {
       const seconds = Math.round(verdict.silentMs / 1000);
       const reason = `nothing arrived on it for ${seconds} s, not even an answer to /livez`;
-      this.health.failed(
-        new NetworkError("timeout", `no answer from ${this.config.server}: ${reason}`),
+      // What was waiting on it got no answer: a timeout, as its own deadline would have said.
+      const silent = new NetworkError(
+        "timeout",
+        `no answer from ${this.config.server} within ${seconds} s: nothing at all arrived on ` +
+          `the connection, not even an answer to /livez, so it was replaced`,
       );
-      this.reset(reason);
+      this.health.failed(silent);
+      this.reset(reason, silent);
     }
     this.#arm();
   }

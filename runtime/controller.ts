@@ -245,6 +245,10 @@ export class Controller<T extends KubeObject = KubeObject> {
   async #process(queue: WorkQueue, key: string, abort: AbortSignal): Promise<void> {
     const { metrics, pool, client, events, problems } = this.#deps;
     const { namespace, name } = splitKey(key);
+    // Nothing is decided from a cache that may have missed changes (a parent deleted during an
+    // outage, whose children would be made again): the key waits until it has listed again.
+    const behind = this.#reads.filter((informer) => !informer.fresh);
+    if (behind.length) return this.#park(key, behind);
     const parentId = `${this.plugin.for.kind}|${key}`;
     const object = pool.cache<T>(this.plugin.for).get(namespace, name);
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
@@ -273,10 +277,6 @@ export class Controller<T extends KubeObject = KubeObject> {
       return;
     }
     const log = this.#log.with({ object: key });
-    // Nothing is decided from a cache that may have missed changes (a parent deleted during an
-    // outage, whose children would be made again): the key waits until it has listed again.
-    const behind = this.#reads.filter((informer) => !informer.fresh);
-    if (behind.length) return this.#park(key, behind, log);
     const fresh = this.#freshnessFence(this.#reads);
     const writer = client.fenced(fresh.fence);
     const context: ReconcileContext = {
@@ -352,7 +352,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         // A cache fell behind while this reconcile ran: not a failure; visited again once it
         // has listed.
         result = "requeue";
-        this.#park(key, [error.informer], log);
+        this.#park(key, [error.informer]);
         return;
       }
       result = "error";
@@ -395,8 +395,9 @@ export class Controller<T extends KubeObject = KubeObject> {
    * Puts `key` aside until every cache in `behind` has listed again; then it is visited anew.
    * Not a failure: no backoff, no error counted, nothing written.
    */
-  #park(key: string, behind: Informer[], log: Logger): void {
-    log.debug("waiting for the cache of {kinds} to list again before reconciling", {
+  #park(key: string, behind: Informer[]): void {
+    this.#log.debug("{object} waits for the cache of {kinds} to list again", {
+      object: key,
       kinds: [...new Set(behind.map((i) => i.resource.kind))].join(", "),
     });
     for (const informer of behind) {

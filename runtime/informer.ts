@@ -295,7 +295,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.#pause(missingRetryMs, signal, false);
           continue;
         }
-        this.#fallBehind(`its watch failed: ${message}`);
+        this.#fallBehind(`${listFailed ? "listing" : "its watch"} failed: ${message}`);
         if (isApiError(error, 410)) {
           log.info("resourceVersion {rv} expired (410 Gone); relisting", {
             rv: this.#resourceVersion,

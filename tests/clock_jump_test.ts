@@ -7,14 +7,15 @@
  */
 import { expect } from "expect";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
-import { LEASE, NAMESPACE } from "../kube/kinds.ts";
+import { LEASE } from "../kube/kinds.ts";
 import { inCi } from "../testing/ci.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { FakeWallClock, findLibfaketime } from "../testing/fake_wall_clock.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
-import { CONFIG_SET, CONFIG_SET_CRD } from "./fixtures/config_set.ts";
+import { CONFIG_SET_CRD } from "./fixtures/config_set.ts";
+import { churnConfigSets, createConfigSets } from "./fixtures/config_set_churn.ts";
 import { OperatorProcess } from "./fixtures/operator_process.ts";
 
 const NS = "clocks";
@@ -48,13 +49,7 @@ if (library) {
     audit: true,
   }, async (plane, step) => {
     const admin = plane.client();
-    await admin.create(NAMESPACE, { metadata: { name: NS } });
-    for (let i = 0; i < SETS; i++) {
-      await admin.create(CONFIG_SET, {
-        metadata: { name: `s${i}`, namespace: NS },
-        spec: { entries: { k: "0" } },
-      });
-    }
+    await createConfigSets(admin, NS, SETS);
     const clocks = new Map<string, FakeWallClock>();
     const instances: OperatorProcess[] = [];
     for (const id of ["a", "b"]) {
@@ -113,23 +108,13 @@ if (library) {
       for (const { who, seconds, label } of JUMPS) {
         await step(`idle: ${label}`, () => jump(who, seconds, false));
       }
-      const churning = new AbortController();
-      // About 20 edits a second, so whoever leads has writing to do at every moment.
-      const churn = (async () => {
-        for (let n = 1; !churning.signal.aborted; n++) {
-          await admin.patch(CONFIG_SET, `s${n % SETS}`, { spec: { entries: { k: String(n) } } }, {
-            namespace: NS,
-          }).catch(() => {});
-          await sleep(50, churning.signal);
-        }
-      })();
+      const stopChurn = churnConfigSets(admin, NS, SETS);
       try {
         for (const { who, seconds, label } of JUMPS) {
           await step(`under load: ${label}`, () => jump(who, seconds, true));
         }
       } finally {
-        churning.abort();
-        await churn;
+        await stopChurn();
       }
 
       await step("from the audit log: every write was made by the lease's holder", async () => {

@@ -4,12 +4,12 @@
  * objects it reconciles keep changing.
  */
 import { expect } from "expect";
-import { NAMESPACE } from "../kube/kinds.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
-import { CONFIG_SET, CONFIG_SET_CRD } from "./fixtures/config_set.ts";
+import { CONFIG_SET_CRD } from "./fixtures/config_set.ts";
+import { churnConfigSets, createConfigSets } from "./fixtures/config_set_churn.ts";
 import { OperatorProcess } from "./fixtures/operator_process.ts";
 
 const NS = "freeze";
@@ -33,26 +33,11 @@ await integrationTest("a frozen leader writes nothing after another took over", 
   audit: true,
 }, async (plane, step) => {
   const admin = plane.client();
-  await admin.create(NAMESPACE, { metadata: { name: NS } });
-  for (let i = 0; i < SETS; i++) {
-    await admin.create(CONFIG_SET, {
-      metadata: { name: `s${i}`, namespace: NS },
-      spec: { entries: { k: "0" } },
-    });
-  }
+  await createConfigSets(admin, NS, SETS);
   const instances = ["a", "b"].map((id) =>
     OperatorProcess.start(plane.adminKubeconfigPath, id, `${plane.dir}/operator-${id}.log`)
   );
-  // The objects keep changing, so whoever leads has writing to do at every moment.
-  const churning = new AbortController();
-  const churn = (async () => {
-    for (let n = 1; !churning.signal.aborted; n++) {
-      await admin.patch(CONFIG_SET, `s${n % SETS}`, { spec: { entries: { k: String(n) } } }, {
-        namespace: NS,
-      }).catch(() => {});
-      await sleep(50, churning.signal);
-    }
-  })();
+  const stopChurn = churnConfigSets(admin, NS, SETS);
 
   try {
     for (let round = 1; round <= ROUNDS; round++) {
@@ -96,8 +81,7 @@ await integrationTest("a frozen leader writes nothing after another took over", 
       });
     }
   } finally {
-    churning.abort();
-    await churn;
+    await stopChurn();
     for (const p of instances) p.kill("SIGCONT");
     for (const p of instances) p.kill("SIGTERM");
     await Promise.all(instances.map((p) => p.status));

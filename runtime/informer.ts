@@ -31,9 +31,11 @@ export interface InformerOptions {
   /** Page size of the initial list and relists. */
   pageSize?: number;
   /**
-   * A watch that delivers nothing (not even a bookmark) for this long is treated as dead and
-   * restarted from the last resourceVersion; default 3 minutes. Too small only costs a cheap
-   * re-watch; too large delays noticing a half-open connection by that much.
+   * A watch that delivers nothing (not even a bookmark, which the API server sends about once a
+   * minute) for this long is treated as dead: its cache is behind, and it lists again; default 3
+   * minutes. Too small costs a relist now and then; too large leaves a watch that died on a live
+   * connection unnoticed by that much (a dead connection is noticed within seconds, see
+   * kube/connection_health.ts).
    */
   silenceTimeoutMs?: number;
   /**
@@ -81,7 +83,7 @@ export interface Behind {
   reason: string;
 }
 
-/** How long a watch lasted before the backoff starts over (see ReconnectBackoff). */
+/** How often a kind that is not served is looked for (see InformerOptions.missingKindRetryMs). */
 const DEFAULT_MISSING_KIND_RETRY_MS = 2_000;
 
 export class Informer<T extends KubeObject = KubeObject> {
@@ -332,7 +334,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** From now on writes may not be decided from this cache, until it has listed again. */
   #fallBehind(reason: string): void {
-    if (this.#behind) return;
+    // Already behind: the latest reason is the one worth telling.
+    if (this.#behind) return void (this.#behind.reason = reason);
     this.#behind = { since: monotonicMs(), reason };
     this.#epoch++;
     this.#fresh = Promise.withResolvers<void>();

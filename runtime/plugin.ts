@@ -1,5 +1,6 @@
 /** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
 import type { KubeClient, KubeObject, Unstructured } from "../kube/client.ts";
+import type { Requester } from "./access_review.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { EventRecorder } from "./events.ts";
 import type { Logger } from "./logging.ts";
@@ -120,6 +121,11 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   oldObject?: T;
   dryRun: boolean;
   username?: string;
+  /**
+   * Who asks, as the review says. The API server does not authenticate itself to webhooks by
+   * default, so this is a claim: trust it no further than `requesterMay` does.
+   */
+  userInfo?: Requester;
 }
 
 /** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
@@ -131,13 +137,28 @@ export interface AdmissionVerdict {
 
 /**
  * What admission may use. It runs on every replica, leader or not, so it reads and never writes;
- * the cache may still be syncing right after a start.
+ * the cache may still be syncing right after a start. Whoever reaches the webhook port can post a
+ * review, so an answer must not tell them what they could not read themselves: look at another
+ * object only when `requesterMay` says the requester could, and prefer the cache.
  */
 export interface AdmissionContext {
-  /** For reads the cache does not hold (another namespace's Secret's existence, say). */
+  /**
+   * For reads the cache does not hold. Admission's own client, with its own rate limit (10 a
+   * second, 20 at once), apart from the reconcilers': a flood of reviews slows admission alone.
+   */
   client: KubeClient;
   cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
   installed(resource: Resource): boolean;
+  /**
+   * Whether the review's requester may `verb` objects of `resource` (the one named, in the
+   * namespace given), by a SubjectAccessReview (cached; false without a requester, or when the
+   * API server cannot be asked now).
+   */
+  requesterMay(
+    verb: Verb,
+    resource: Resource,
+    object?: { namespace?: string; name?: string },
+  ): Promise<boolean>;
   log: Logger;
 }
 

@@ -109,6 +109,7 @@ interface Link {
 }
 
 const BUFFER_BYTES = 16 * 1024;
+const HELLO_BYTES = 4 * 1024;
 const SWEEP_MS = 250;
 
 export class HttpFront {
@@ -263,8 +264,9 @@ export class HttpFront {
 
   /** Connects to the backend only once the client has said something, then pumps both ways. */
   async #join(link: Link): Promise<void> {
-    const buffer = new Uint8Array(BUFFER_BYTES);
-    const first = await link.client.read(buffer);
+    // A small buffer while nothing is said (a TLS hello fits), the pumps' only once it is.
+    const hello = new Uint8Array(HELLO_BYTES);
+    const first = await link.client.read(hello);
     if (first === null || link.closed) return;
     this.#fromClient(link);
     const port = this.#options.backend();
@@ -275,9 +277,9 @@ export class HttpFront {
     const local = (server.localAddr as Deno.NetAddr).port;
     this.#byBackendPort.set(local, link);
     try {
-      await writeAll(server, buffer.subarray(0, first));
+      await writeAll(server, hello.subarray(0, first));
       await Promise.allSettled([
-        pump(link.client, server, buffer, () => this.#fromClient(link)),
+        pump(link.client, server, new Uint8Array(BUFFER_BYTES), () => this.#fromClient(link)),
         pump(server, link.client, new Uint8Array(BUFFER_BYTES), () => this.#fromServer(link)),
       ]);
     } finally {

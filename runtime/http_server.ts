@@ -335,7 +335,9 @@ export class HttpServer {
       }
     } catch (error) {
       reader.cancel().catch(() => {});
-      throw error;
+      if (error instanceof HttpError) throw error;
+      // The connection broke, or the body is not valid HTTP (a bad chunk, say).
+      throw new HttpError(400, "the body could not be read (not valid HTTP, or cut off)", CLOSE);
     }
     // The stream's chunks are views of their own buffers.
     if (chunks.length === 1) return chunks[0] as Uint8Array<ArrayBuffer>;

@@ -88,12 +88,15 @@ export interface WebhookServerOptions {
 
 /**
  * What webhooks may cost by default: bodies of up to 7 MiB (controller-runtime's limit: an object
- * and its old version at etcd's 1.5 MiB each, and the review around them; a list conversion
- * comes a page at a time), 32 MiB of bodies held at once, 32 requests at a time.
+ * and its old version at etcd's 1.5 MiB each, and the review around them), 16 MiB of bodies held
+ * at once, 32 requests at a time. A list read in another version is converted in one review per
+ * page (kubectl asks 500 objects a page): a client that lists thousands of Ptemplates in v1beta1
+ * without pages can pass 7 MiB and be refused; reading a body of that size costs about twice
+ * its size in memory until it is collected.
  */
 export const WEBHOOK_LIMITS: Partial<ServerLimits> = {
   maxBodyBytes: 7 * 1024 * 1024,
-  maxBufferedBytes: 32 * 1024 * 1024,
+  maxBufferedBytes: 16 * 1024 * 1024,
   maxConcurrentRequests: 32,
 };
 
@@ -189,7 +192,9 @@ export class WebhookServer {
   async start(): Promise<void> {
     await this.#server.start();
     this.#options.log.info("serving webhooks on {address}", {
+      what: "webhooks",
       address: `${this.#options.bind.hostname}:${this.port}`,
+      port: this.port,
     });
   }
 

@@ -10,7 +10,7 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { Logger } from "./logging.ts";
-import { type Budget, RequestBudget } from "./request_budget.ts";
+import { type RateLimit, RateLimiter } from "../kube/rate_limiter.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
 
 /** Who a request comes from, as the API server knows them. */
@@ -56,8 +56,11 @@ export const SUBJECT_ACCESS_REVIEW: Resource<KubeObject> = {
 };
 
 export interface AccessReviewerOptions {
-  /** TokenReviews and SubjectAccessReviews sent, at most; default 10 a second, 20 at once. */
-  budget?: Budget;
+  /**
+   * TokenReviews and SubjectAccessReviews sent, at most: 20 at once and 10 a second after that
+   * by default; a question beyond it is not asked (and never waits in a line).
+   */
+  budget?: RateLimit;
   /** Answers kept per cache (oldest forgotten first); default 1024. */
   cacheSize?: number;
   /** How long answers are believed; controller-runtime's by default. */
@@ -75,7 +78,7 @@ const DEFAULT_TTL_MS = {
 };
 
 export class AccessReviewer {
-  readonly budget: RequestBudget;
+  readonly budget: RateLimiter;
   readonly #client: KubeClient;
   readonly #ttl: typeof DEFAULT_TTL_MS;
   readonly #timeoutMs: number;
@@ -86,7 +89,7 @@ export class AccessReviewer {
 
   constructor(client: KubeClient, options: AccessReviewerOptions) {
     this.#client = client;
-    this.budget = new RequestBudget(options.budget ?? { qps: 10, burst: 20 });
+    this.budget = new RateLimiter(options.budget ?? { qps: 10, burst: 20 });
     this.#ttl = { ...DEFAULT_TTL_MS, ...options.ttlMs };
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     this.#tokens = new TtlCache(options.cacheSize ?? 1024);

@@ -27,7 +27,6 @@ export * from "./ownership.ts";
 export * from "./plugin.ts";
 export * from "./probes.ts";
 export * from "./rbac.ts";
-export * from "./request_budget.ts";
 export * from "./schema_check.ts";
 export * from "./self_signed_certificate.ts";
 export * from "./serving_certificate.ts";

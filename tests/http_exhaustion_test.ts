@@ -17,44 +17,9 @@ import { createServingPki } from "../testing/certificates.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
+import { usage } from "./fixtures/process_usage.ts";
 
 const MIB = 1024 * 1024;
-
-/**
- * Resident memory and open file descriptors of a process, from /proc, through a shell (Deno
- * grants /proc only with --allow-all): every `intervalMs` while `each` says to go on, else once.
- */
-async function usage(
-  pid: number,
-  each?: (sample: { rss: number; fds: number }) => boolean,
-  intervalMs = 50,
-): Promise<{ rss: number; fds: number }> {
-  const once = `echo $(sed -n 's/^VmRSS:[^0-9]*\\([0-9]*\\).*/\\1/p' /proc/${pid}/status) ` +
-    `$(ls /proc/${pid}/fd | wc -l)`;
-  const child = new Deno.Command("sh", {
-    args: ["-c", each ? `while :; do ${once}; sleep ${intervalMs / 1000}; done` : once],
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  let last = { rss: 0, fds: 0 };
-  let buffered = "";
-  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-    buffered += chunk;
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    for (const line of lines) {
-      const [kb, fds] = line.trim().split(/\s+/).map(Number);
-      last = { rss: kb * 1024, fds };
-      if (each && !each(last)) {
-        child.kill();
-        await child.status;
-        return last;
-      }
-    }
-  }
-  await child.status;
-  return last;
-}
 
 /** Writes `head` (and then `body` bytes, if any) and reads until the server closes. */
 async function send(

@@ -35,8 +35,8 @@ await integrationTest("deploy/namespaced: Roles only, in the namespaces it watch
     )
       .toEqual([
         "ClusterRole ptemplate-operator-metrics-auth",
-        "ClusterRoleBinding ptemplate-operator-metrics-auth",
         "ClusterRole ptemplate-operator-metrics-reader",
+        "ClusterRoleBinding ptemplate-operator-metrics-auth",
       ]);
     expect(deploymentArgs(manifests)).toEqual(
       expect.arrayContaining(WATCHED.map((ns) => `--namespace=${ns}`)),

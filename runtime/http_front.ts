@@ -188,10 +188,11 @@ export class HttpFront {
     this.#sweep = setInterval(() => this.#enforce(), SWEEP_MS);
   }
 
-  /** Stops accepting; connections already open stay until `closeAll` (or they end). */
+  /**
+   * Stops accepting; connections already open stay until `closeAll` (or they end), their
+   * deadlines still kept: a half-sent request cannot hold up a graceful shutdown for long.
+   */
   async stopAccepting(): Promise<void> {
-    clearInterval(this.#sweep);
-    this.#sweep = undefined;
     try {
       this.#listener?.close();
     } catch {
@@ -202,6 +203,8 @@ export class HttpFront {
 
   /** Closes every connection still open. */
   closeAll(): void {
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
     for (const link of this.#links) this.#close(link);
   }
 

@@ -246,3 +246,15 @@ Deno.test("a thousand unknown paths write one warning line", async () => {
   conn.close();
   expect(lines).toEqual(["{server}: 404 for {path} from {caller}"]);
 });
+
+Deno.test("a half-sent request does not hold up stopping", async () => {
+  // Its deadline would end it (the front keeps them while stopping); stopping ends it first.
+  const server = await serving({ requestMs: 600_000, idleMs: 600_000 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  await conn.write(new TextEncoder().encode("GET /hello HTTP/1.1\r\nHost: x\r\n"));
+  await eventually(() => expect(server.connections.open).toBe(1));
+  await server.stop();
+  expect(server.connections.open).toBe(0);
+  expect(await conn.read(new Uint8Array(1))).toBe(null);
+  conn.close();
+});

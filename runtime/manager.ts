@@ -12,7 +12,7 @@ import { exposeProcessMetrics } from "./process_metrics.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
 import { Registry } from "./metrics.ts";
-import { MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
+import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin.ts";
 import { type BindAddress, Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhook_server.ts";
@@ -122,6 +122,10 @@ export class Manager {
       namespaces: options.namespaces,
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
+      children: {
+        resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
+        managers: names,
+      },
     });
     if (options.leaderElection) {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.

@@ -230,7 +230,7 @@ await integrationTest("children are wholly ours", {
         await operator.stop();
         const from = Date.now();
         operator = start();
-        await eventually(async () => expect(operator.manager.pool.hasSynced()).toBe(true));
+        await eventually(() => expect(operator.manager.pool.hasSynced()).toBe(true));
         await sleep(5_000);
         expect((await writes(from)).map((e) => `${e.verb} ${e.objectRef?.resource}`)).toEqual([]);
         const ds = await admin.get<DaemonSet & KubeObject>(DAEMON_SET, DS, { namespace: NS });

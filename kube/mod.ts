@@ -3,6 +3,7 @@ export * from "./client.ts";
 export * from "./cluster_config.ts";
 export * from "./connection_health.ts";
 export * from "./custom_resource_definition.ts";
+export * from "./empty_value_policy.ts";
 export * from "./errors.ts";
 export * from "./kinds.ts";
 export * from "./kubeconfig.ts";

@@ -66,8 +66,10 @@ function is(value: unknown, kind: Kind): boolean {
       return typeof value === "object" && value !== null && !Array.isArray(value);
     case "list":
       return Array.isArray(value);
-    default:
-      return typeof value === kind;
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
   }
 }
 

@@ -144,6 +144,11 @@ export class Applier {
       // Being deleted (a replacement, or someone's foreground delete): made anew once it is gone.
       if (cached?.metadata?.deletionTimestamp) continue;
       const label = `${resource.kind} ${name}`;
+      /** A write the guard refused: reported without an Event (it went out when the loop was found). */
+      const paused = (retryInMs: number, message: string) => {
+        result.retryInMs = Math.min(result.retryInMs ?? Infinity, retryInMs);
+        report({ kind: resource.kind, name, reason: "WriteLoopDetected", message }, false);
+      };
       // Additions first: a foreign list item also makes the child look out of date, and applying
       // again cannot take it out.
       const claimed = ownership.state === "ours" && this.#claimed(cached!);
@@ -162,14 +167,11 @@ export class Applier {
           () => `someone keeps adding ${describeForeign(foreign, 3)}`,
         );
         if (allowed !== true) {
-          result.retryInMs = Math.min(result.retryInMs ?? Infinity, allowed);
-          report({
-            kind: resource.kind,
-            name,
-            reason: "WriteLoopDetected",
-            message: `${label}: someone keeps adding fields the operator removes ` +
+          paused(
+            allowed,
+            `${label}: someone keeps adding fields the operator removes ` +
               `(${describeForeign(foreign, 3)}); writes to it are paused`,
-          }, false);
+          );
           continue;
         }
         await this.#removeForeign(parent, kind, cached!, foreign, signal, log);
@@ -178,14 +180,10 @@ export class Applier {
       if (claimed && childUpToDate(stamped, cached)) continue;
       const allowed = this.#mayWrite(parent, id, label, () => describeChange(stamped, cached));
       if (allowed !== true) {
-        result.retryInMs = Math.min(result.retryInMs ?? Infinity, allowed);
-        report({
-          kind: resource.kind,
-          name,
-          reason: "WriteLoopDetected",
-          message: `${label} keeps being rewritten without a change to the spec; writes to it ` +
-            `are paused`,
-        }, false); // the Event went out when the loop was found
+        paused(
+          allowed,
+          `${label} keeps being rewritten without a change to the spec; writes to it are paused`,
+        );
         continue;
       }
       let verb: "Created" | "Updated" | "Adopted" | "Replaced";

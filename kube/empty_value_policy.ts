@@ -15,7 +15,6 @@
  * holds it too.
  */
 import type { KubeObject, Unstructured } from "./client.ts";
-import { VALIDATING_ADMISSION_POLICY, VALIDATING_ADMISSION_POLICY_BINDING } from "./kinds.ts";
 import type { Resource } from "./resource.ts";
 import {
   NO_NULL_VALUES_RULE,
@@ -102,8 +101,19 @@ export function emptyValuePolicy(crd: Unstructured): Unstructured[] {
   ];
 }
 
+const policyKind = (kind: string, plural: string): Resource<Unstructured> => ({
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind,
+  plural,
+  namespaced: false,
+});
+const POLICY_KINDS = [
+  policyKind("ValidatingAdmissionPolicy", "validatingadmissionpolicies"),
+  policyKind("ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings"),
+];
+
 /** The resource of a policy object `emptyValuePolicy` makes, to apply or delete it with. */
 export function policyResource(object: KubeObject): Resource<Unstructured> | undefined {
-  return [VALIDATING_ADMISSION_POLICY, VALIDATING_ADMISSION_POLICY_BINDING]
-    .find((r) => r.kind === object.kind);
+  return POLICY_KINDS.find((r) => r.kind === object.kind);
 }

@@ -81,18 +81,6 @@ export const VALIDATING_WEBHOOK_CONFIGURATION: Resource<ValidatingWebhookConfigu
   "validatingwebhookconfigurations",
   false,
 );
-export const VALIDATING_ADMISSION_POLICY: Resource<Unstructured> = kind(
-  "admissionregistration.k8s.io",
-  "ValidatingAdmissionPolicy",
-  "validatingadmissionpolicies",
-  false,
-);
-export const VALIDATING_ADMISSION_POLICY_BINDING: Resource<Unstructured> = kind(
-  "admissionregistration.k8s.io",
-  "ValidatingAdmissionPolicyBinding",
-  "validatingadmissionpolicybindings",
-  false,
-);
 export const MUTATING_WEBHOOK_CONFIGURATION: Resource<MutatingWebhookConfiguration> = kind(
   "admissionregistration.k8s.io",
   "MutatingWebhookConfiguration",

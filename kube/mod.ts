@@ -15,6 +15,5 @@ export * from "./network_error.ts";
 export * from "./preflight.ts";
 export * from "./rate_limiter.ts";
 export * from "./resource.ts";
-export * from "./secret_redaction.ts";
 export * from "./transport.ts";
 export * from "./watch.ts";

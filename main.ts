@@ -3,10 +3,12 @@ import { stringify } from "yaml";
 import denoJson from "./deno.json" with { type: "json" };
 import {
   CUSTOM_RESOURCE_DEFINITION,
+  emptyValuePolicy,
   isApiError,
   KubeClient,
   KubeconfigError,
   loadClusterConfig,
+  policyResource,
   preflight,
   storedVersion,
   type Unstructured,
@@ -495,6 +497,14 @@ async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       console.log(`installed CustomResourceDefinition ${name}`);
+      // Refuses empty map values under client-side kubectl apply (kube/empty_value_policy.ts).
+      for (const policy of emptyValuePolicy(crd)) {
+        await client.apply(policyResource(policy)!, policy, {
+          fieldManager: "ptemplate-operator",
+          force: true,
+        });
+        console.log(`installed ${policy.kind} ${policy.metadata!.name}`);
+      }
     }
   } finally {
     client.close();
@@ -546,6 +556,13 @@ async function uninstall(values: FlagValuesOf<typeof UNINSTALL>): Promise<void> 
     for (const { name } of present) {
       await client.delete(CUSTOM_RESOURCE_DEFINITION, name);
       console.log(`deleted CustomResourceDefinition ${name}`);
+    }
+    for (const crd of crds) {
+      for (const policy of emptyValuePolicy(crd).reverse()) {
+        await client.delete(policyResource(policy)!, policy.metadata!.name!).catch((error) => {
+          if (!isApiError(error, 404)) throw error;
+        });
+      }
     }
   } finally {
     client.close();

@@ -19,7 +19,7 @@ import { defaultIdentity, LeaderElector, type StopReason } from "./leader_electi
 import { log as rootLog, type Logger } from "./logging.ts";
 import { StartupError } from "../kube/preflight.ts";
 import { Registry } from "./metrics.ts";
-import { MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
+import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin.ts";
 import type { BindAddress } from "./http_front.ts";
 import {
   HttpServer,
@@ -151,6 +151,10 @@ export class Manager {
       namespaces: options.namespaces,
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
+      children: {
+        resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
+        managers: names,
+      },
     });
     if (options.leaderElection) {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.

@@ -3,6 +3,7 @@ import type { KubeClient, KubeObject, Unstructured } from "../kube/client.ts";
 import type { Requester } from "./access_review.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { EventRecorder } from "./events.ts";
+import { parseFieldPath } from "./foreign_fields.ts";
 import type { Logger } from "./logging.ts";
 import type { Registry } from "./metrics.ts";
 import type { CacheReader, StoreChange } from "./store.ts";
@@ -28,6 +29,16 @@ export interface OwnedKind {
    * DaemonSet's pods) are deleted and recreated with it.
    */
   recreateOnImmutableChange?: boolean;
+  /**
+   * Fields of this kind that other field managers may set on a child, as paths
+   * (`spec.replicas`, `spec.template.metadata.annotations["example.com/x"]`, `[*]` for any list
+   * item). Everything else they add to a child's body is removed, with a Warning Event naming
+   * the field and who set it (see foreign_fields.ts); metadata other than owner references,
+   * status, subresources such as `scale`, and `kubectl rollout restart`'s annotation are always
+   * left alone. Too little here makes the operator fight a controller that legitimately sets a
+   * field (the write-loop guard then pauses the child); too much leaves what someone added.
+   */
+  tolerate?: string[];
 }
 
 /** What went wrong with a child of one parent: another plugin of the same kind can report it. */
@@ -301,6 +312,15 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
   }
   if (spec.finalizer !== undefined && !spec.finalize) {
     throw new TypeError(`plugin ${spec.name}: a finalizer name without a finalize function`);
+  }
+  for (const owned of ownedKinds(spec)) {
+    try {
+      owned.tolerate?.forEach(parseFieldPath);
+    } catch (error) {
+      throw new TypeError(
+        `plugin ${spec.name}: ${owned.resource.kind} tolerate: ${(error as Error).message}`,
+      );
+    }
   }
   const concurrency = spec.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {

@@ -13,6 +13,7 @@ import { createControlPlanePki } from "../testing/certificates.ts";
 import { type ControlPlane, grantClusterAdmin } from "../testing/control_plane.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { spawnOperator } from "./fixtures/operator_command.ts";
+import { makeFifo } from "./fixtures/fifo.ts";
 
 /** How long any one of them may take: the slowest waits out a 10 s deadline. */
 const BOUND_MS = 25_000;
@@ -395,7 +396,7 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       says:
         /the token file .*token\.fifo is a FIFO \(named pipe\), whose reader waits for a writer forever; point it at a regular file/,
       setup: async () => {
-        await new Deno.Command("mkfifo", { args: [`${dir}/token.fifo`] }).output();
+        await makeFifo(`${dir}/token.fifo`);
       },
     },
     {

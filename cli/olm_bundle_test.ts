@@ -41,14 +41,23 @@ Deno.test("the bundle's CRDs are what `crds` prints, its RBAC what `rbac` derive
     [...install.permissions, ...install.clusterPermissions].flatMap((p) => p.rules),
   );
   const derived = grantsOf(
-    rbacManifests(catalog.map((e) => e.plugin)).flatMap((o) => o.rules as PolicyRule[]),
+    rbacManifests(catalog.map((e) => e.plugin)).flatMap((o) =>
+      (o.rules as PolicyRule[] | undefined) ?? []
+    ),
   );
   expect(granted).toEqual(derived);
-  // Cluster-wide only what cannot be granted in a namespace.
+  // Cluster-wide only what cannot be granted in a namespace: nodes, and checking the callers
+  // of /metrics.
   expect(grantsOf(install.clusterPermissions.flatMap((p) => p.rules))).toEqual([
     " nodes list",
     " nodes watch",
+    "authentication.k8s.io tokenreviews create",
+    "authorization.k8s.io subjectaccessreviews create",
   ]);
+  // And the ClusterRole a Prometheus is bound to, to read them.
+  expect(manifests(files).find((m) => m.kind === "ClusterRole")?.metadata?.name).toBe(
+    "ptemplate-operator-metrics-reader",
+  );
 });
 
 Deno.test("the install strategy is deploy/'s Deployment, with the image and OLM's namespaces", async () => {

@@ -2,7 +2,7 @@
 import type { Unstructured } from "../kube/mod.ts";
 import type { Conversion, Plugin } from "../runtime/mod.ts";
 import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
-import { convertPtemplate } from "../crds/ptemplate_conversion.ts";
+import { convertPtemplate, PTEMPLATE_VERSIONS_CRD } from "../crds/ptemplate_conversion.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
@@ -23,6 +23,7 @@ export interface CatalogEntry {
 export const PTEMPLATE_CONVERSION: Conversion = {
   group: PTEMPLATE.group,
   kind: PTEMPLATE.kind,
+  crd: PTEMPLATE_VERSIONS_CRD,
   convert: convertPtemplate,
 };
 

@@ -1,7 +1,12 @@
 /** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
 import { Document, isScalar, visit } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
-import { LEADER_ELECTION_RULES, type Plugin, rbacRules } from "../runtime/mod.ts";
+import {
+  ACCESS_REVIEW_RULES,
+  LEADER_ELECTION_RULES,
+  type Plugin,
+  rbacRules,
+} from "../runtime/mod.ts";
 
 const NAME = "ptemplate-operator";
 const SERVICE_ACCOUNT = {
@@ -10,9 +15,16 @@ const SERVICE_ACCOUNT = {
   namespace: "ptemplate-operator-system",
 };
 
+/** The names of the RBAC objects for /metrics: what the operator asks, and what readers get. */
+export const METRICS_ROLES = {
+  auth: `${NAME}-metrics-auth`,
+  reader: `${NAME}-metrics-reader`,
+} as const;
+
 /**
  * A ClusterRole for a cluster-wide operator, or a Role and RoleBinding in each of `namespaces`
- * for one confined to them; and the leader-election Role for the operator's own namespace.
+ * for one confined to them; the leader-election Role for the operator's own namespace; and the
+ * ClusterRole (with its binding) to check the callers of `/metrics`, in either mode.
  */
 export function rbacManifests(
   plugins: Plugin[],
@@ -25,6 +37,25 @@ export function rbacManifests(
     metadata: { name: `${NAME}-leader-election` },
     rules: LEADER_ELECTION_RULES,
   };
+  const metricsAuth: Unstructured[] = [
+    {
+      apiVersion: rbac,
+      kind: "ClusterRole",
+      metadata: { name: METRICS_ROLES.auth },
+      rules: ACCESS_REVIEW_RULES,
+    },
+    {
+      apiVersion: rbac,
+      kind: "ClusterRoleBinding",
+      metadata: { name: METRICS_ROLES.auth },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "ClusterRole",
+        name: METRICS_ROLES.auth,
+      },
+      subjects: [SERVICE_ACCOUNT],
+    },
+  ];
   if (!options.namespaces?.length) {
     return [
       {
@@ -34,6 +65,7 @@ export function rbacManifests(
         rules: rbacRules(plugins, { webhooks: options.webhooks }),
       },
       leaderElection,
+      ...metricsAuth,
     ];
   }
   const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
@@ -49,6 +81,7 @@ export function rbacManifests(
       },
     ]),
     leaderElection,
+    ...metricsAuth,
   ];
 }
 

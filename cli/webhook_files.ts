@@ -5,6 +5,7 @@
  */
 import { stringify } from "yaml";
 import { ptemplateCrdWithConversion } from "../crds/ptemplate.ts";
+import { emptyValuePolicy } from "../kube/mod.ts";
 import type { Unstructured } from "../mod.ts";
 import { rbacRules, selfManagedCertificateRules } from "../runtime/mod.ts";
 import { builtInCatalog, conversionCrdNames, selectPlugins } from "./plugin_catalog.ts";
@@ -39,6 +40,11 @@ function bound(
   ];
 }
 
+/** A CRD and the admission policy that refuses empty map values under client-side apply. */
+function withEmptyValuePolicy(crd: Unstructured): Unstructured[] {
+  return [crd, ...emptyValuePolicy(crd)];
+}
+
 /** The generated files under `deploy/webhooks/`, with their YAML. */
 export function webhookFiles(): { path: string; text: string }[] {
   const catalog = selectPlugins(builtInCatalog(), undefined);
@@ -62,7 +68,7 @@ export function webhookFiles(): { path: string; text: string }[] {
     },
     {
       path: "common/ptemplates.pt.example.com.yaml",
-      text: yaml([ptemplateCrdWithConversion(service("/convert"))]),
+      text: yaml(withEmptyValuePolicy(ptemplateCrdWithConversion(service("/convert")))),
     },
     {
       path: "common/admission_rbac.yaml",

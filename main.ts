@@ -521,6 +521,32 @@ async function readBundle(dir: string): Promise<BundleFile[]> {
 }
 
 /**
+ * Writes the bundle's files under `output`, making only the folders inside the files' own paths
+ * (`bundle/manifests`, `catalog/…`): `deno task bundle` may write those and nothing else, not even
+ * `.` itself. A write the permissions refuse says which permission the command needs.
+ */
+async function writeBundle(output: string, files: BundleFile[]): Promise<void> {
+  for (const file of files) {
+    const path = `${output}/${file.path}`;
+    try {
+      const folder = file.path.lastIndexOf("/");
+      if (folder > 0) {
+        await Deno.mkdir(`${output}/${file.path.slice(0, folder)}`, { recursive: true });
+      }
+      await Deno.writeTextFile(path, file.text);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotCapable)) throw error;
+      throw new Error(
+        `cannot write ${path}: no write permission. \`deno task bundle\` may write bundle/, ` +
+          "bundle.Dockerfile and catalog/ in this folder; for --output DIR, run the bundle " +
+          "task's command (deno.json) with --allow-write=DIR instead",
+      );
+    }
+    console.log(`wrote ${path}`);
+  }
+}
+
+/**
  * Runs the command line; returns the exit code. An own binary passes its own `catalog`: the
  * plugins it carries instead of ours, with the whole command line (run, crds, rbac, install).
  */
@@ -575,13 +601,7 @@ export async function main(
       }
       case "bundle": {
         const values = flags(BUNDLE);
-        const output = values.output ?? ".";
-        for (const file of await bundleFor(values)) {
-          const path = `${output}/${file.path}`;
-          await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-          await Deno.writeTextFile(path, file.text);
-          console.log(`wrote ${path}`);
-        }
+        await writeBundle(values.output ?? ".", await bundleFor(values));
         return 0;
       }
       case "scorecard": {

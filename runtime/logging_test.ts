@@ -41,3 +41,11 @@ Deno.test("logs: text lines for people", () => {
     a: ["Bearer [redacted]"],
   });
 });
+
+Deno.test("logs: a property that is undefined is left out, in text as in JSON", () => {
+  const properties = { kind: "Module", namespace: undefined, object: "ns/a" };
+  const text = textLine(record(properties));
+  expect(text).toContain("kind=Module object=ns/a");
+  expect(text).not.toContain("undefined");
+  expect(jsonLine(record(properties))).not.toContain("namespace");
+});

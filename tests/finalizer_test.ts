@@ -55,10 +55,30 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
       e.involvedObject.name === name && e.reason === "FinalizeFailed"
     );
 
+  /** How many times `finalize` ran, per guest. */
+  const finalized = new Map<string, number>();
   const operator = runManager(plane.adminConfig, {
     userAgent: "finalizer-test",
-    plugins: [guestbookPlugin],
+    concurrency: 8,
+    plugins: [{
+      ...guestbookPlugin,
+      finalize: (guest: Guest, context) => {
+        const name = guest.metadata!.name!;
+        finalized.set(name, (finalized.get(name) ?? 0) + 1);
+        return guestbookPlugin.finalize!(guest, context);
+      },
+    }],
   });
+  /** The operator has seen what the API server says, and nothing is queued or in flight. */
+  const settled = (names: string[]) =>
+    eventually(() => {
+      for (const name of names) {
+        expect(operator.manager.pool.cache(GUEST).get(NS, name)).toBeUndefined();
+      }
+      const metrics = operator.manager.registry.render();
+      expect(metrics).toMatch(/^controller_runtime_active_workers\{controller="guestbook"\} 0$/m);
+      expect(metrics).toMatch(/^workqueue_depth\{name="guestbook"\} 0$/m);
+    });
   try {
     await step("the finalizer is on before a guest signs the book", async () => {
       for (const [name, greeting] of [["ada", "hello"], ["bob", "hi"]]) {
@@ -77,8 +97,32 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
     await step("deleting a guest signs it out first, then it goes", async () => {
       await admin.delete(GUEST, "bob", { namespace: NS });
       await eventually(() => gone("bob").then((g) => expect(g).toBe(true)));
+      await settled(["bob"]);
+      expect(finalized.get("bob")).toBe(1);
       expect((await book()).data).toEqual({ ada: "hello" });
       expect(await failures("bob")).toEqual([]);
+    });
+
+    await step("each deletion runs finalize once, whatever else happens meanwhile", async () => {
+      const names = ["cat", "dan", "eve", "fay"];
+      for (const name of names) {
+        await admin.create(GUEST, {
+          metadata: { name, namespace: NS },
+          spec: { greeting: `hi ${name}` },
+        } as Unstructured);
+      }
+      await eventually(async () => expect(Object.keys((await book()).data ?? {})).toHaveLength(5));
+      // Every sign-out rewrites the shared book, which wakes every guest of the namespace,
+      // the ones being deleted too, while the cache may still hold them.
+      await Promise.all(names.map((name) => admin.delete(GUEST, name, { namespace: NS })));
+      for (const name of names) {
+        await eventually(() => gone(name).then((g) => expect(g).toBe(true)));
+      }
+      await settled(names);
+      expect(Object.fromEntries(names.map((n) => [n, finalized.get(n)]))).toEqual(
+        Object.fromEntries(names.map((n) => [n, 1])),
+      );
+      expect((await book()).data).toEqual({ ada: "hello" });
     });
 
     await step(

@@ -35,6 +35,7 @@ import {
   crdsOf,
   loadPluginModules,
   selectPlugins,
+  withLoadedPlugins,
 } from "./cli/plugin_catalog.ts";
 
 export type { CatalogEntry };
@@ -83,7 +84,8 @@ const PLUGINS = {
   plugin: {
     kind: "list",
     placeholder: "MODULE",
-    help: "load plugins from a module (under `deno run`; repeatable)",
+    help: "run the plugins a module exports, and only those unless --plugins adds ours " +
+      "(+kmm-module); under `deno run`; repeatable",
   },
 } as const satisfies FlagSpecs;
 
@@ -267,8 +269,8 @@ Examples:
 let carried: () => CatalogEntry[] = builtInCatalog;
 
 async function catalogFor(values: FlagValuesOf<typeof PLUGINS>) {
-  const extra = await loadPluginModules(values.plugin ?? []);
-  return selectPlugins([...carried(), ...extra], values.plugins);
+  const loaded = await loadPluginModules(values.plugin ?? []);
+  return selectPlugins(withLoadedPlugins(carried(), loaded), values.plugins);
 }
 
 async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<KubeClient> {
@@ -638,4 +640,6 @@ export async function main(
   }
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+// No top-level await: a `--plugin` module may import this module (for `main`, `VERSION`), and
+// its import would wait for this module's evaluation, which would wait for the plugin: a cycle.
+if (import.meta.main) main(Deno.args).then((code) => Deno.exit(code));

@@ -76,6 +76,19 @@ export async function loadPluginModules(specifiers: string[]): Promise<CatalogEn
 }
 
 /**
+ * The catalog once `--plugin` modules are loaded: their plugins are then the default set, and the
+ * carried ones (the Ptemplate plugins) run beside them only when `--plugins` asks
+ * (`--plugins +kmm-module`). A `--plugin` runs what it names, nothing more.
+ */
+export function withLoadedPlugins(
+  carried: CatalogEntry[],
+  loaded: CatalogEntry[],
+): CatalogEntry[] {
+  if (!loaded.length) return carried;
+  return [...carried.map((entry) => ({ ...entry, enabledByDefault: false })), ...loaded];
+}
+
+/**
  * Which plugins run. `--plugins a,b` names the exact set; `--plugins -a,+c` edits the default
  * set. Unknown names are an error that lists the known ones.
  */

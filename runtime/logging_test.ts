@@ -49,3 +49,12 @@ Deno.test("logs: a property that is undefined is left out, in text as in JSON", 
   expect(text).not.toContain("undefined");
   expect(jsonLine(record(properties))).not.toContain("namespace");
 });
+
+Deno.test("logs: text lines do not repeat what the message shows", () => {
+  const line = textLine({
+    ...record({ key: "ns/a", controller: "kmm" }),
+    message: ["reconciled ", "ns/a", ""],
+    rawMessage: "reconciled {key}",
+  });
+  expect(line).toMatch(/controller: reconciled ns\/a controller=kmm\n$/);
+});

@@ -15,7 +15,7 @@ import type { KubeClient, Unstructured } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
 import * as kinds from "../kube/kinds.ts";
 import type { PolicyRule } from "../runtime/mod.ts";
-import { KUBERNETES_VERSION } from "../testing/binaries.ts";
+import { findBinaries, KUBERNETES_VERSION } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
@@ -98,6 +98,7 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
   await step(
     "operator-framework's validators accept the bundle and refuse a broken one",
     async () => {
+      const { "olm-validate": validator } = await findBinaries({ names: ["olm-validate"] });
       const validate = async (bundle: BundleFile[]) => {
         const dir = await Deno.makeTempDir({ prefix: "olm-bundle-" });
         try {
@@ -106,7 +107,7 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
             await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
             await Deno.writeTextFile(path, file.text);
           }
-          const out = await new Deno.Command(plane.binaries["olm-validate"], {
+          const out = await new Deno.Command(validator, {
             args: [
               "-k8s-version",
               KUBERNETES_VERSION.replace(/^v(\d+\.\d+).*/, "$1"),

@@ -166,7 +166,11 @@ const RUN = {
 } as const satisfies FlagSpecs;
 
 const RBAC = {
-  namespace: RUN.namespace,
+  namespace: {
+    kind: "list",
+    placeholder: "NS",
+    help: "grant in this namespace only, with a Role (repeatable; default: a ClusterRole)",
+  },
   webhooks: {
     kind: "boolean",
     help: "with what the plugins' admission reads (when their webhooks are served)",
@@ -205,13 +209,14 @@ const BUNDLE = {
   },
   ...PLUGINS,
 } as const satisfies FlagSpecs;
+const { output: _written, ...BUNDLE_CONTENT } = BUNDLE;
 const SCORECARD = {
   bundle: {
     kind: "string",
     placeholder: "DIR",
     help: "check this bundle folder (default: the bundle `bundle` would write now)",
   },
-  ...BUNDLE,
+  ...BUNDLE_CONTENT,
 } as const satisfies FlagSpecs;
 
 const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {

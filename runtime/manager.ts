@@ -244,6 +244,11 @@ export class Manager {
       if (webhooks) {
         await webhooks.start();
         this.endpoints.webhookPort = webhooks.port;
+        this.#log.info("serving {what} on {address}", {
+          what: "webhooks",
+          address: `${this.#options.webhooks!.bind.hostname}:${webhooks.port}`,
+          port: webhooks.port,
+        });
       }
       this.pool.start(informers.signal);
       keepingAlive = this.#options.client.keepAlive(informers.signal, this.#options.connection);

@@ -1,7 +1,12 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { Unstructured } from "../kube/mod.ts";
 import type { Conversion, Plugin } from "../runtime/mod.ts";
-import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import {
+  type ConversionClientConfig,
+  PTEMPLATE,
+  PTEMPLATE_CRD,
+  ptemplateCrdWithConversion,
+} from "../crds/ptemplate.ts";
 import { convertPtemplate } from "../crds/ptemplate_conversion.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
@@ -17,6 +22,11 @@ export interface CatalogEntry {
   enabledByDefault: boolean;
   /** How its CRDs' objects change between versions, served at the webhooks' `/convert`. */
   conversions?: Conversion[];
+  /**
+   * Its CRDs as installed where the conversion webhook is served (more versions than `crds`),
+   * calling it at `clientConfig`: deploy/webhooks/ and the OLM bundle.
+   */
+  conversionCrds?: (clientConfig: ConversionClientConfig) => Unstructured[];
 }
 
 /** The Ptemplate's versions, converted by the conversion webhook. */
@@ -33,6 +43,9 @@ export function builtInCatalog(): CatalogEntry[] {
       crds: [PTEMPLATE_CRD],
       enabledByDefault: true,
       conversions: [PTEMPLATE_CONVERSION],
+      conversionCrds: (clientConfig: ConversionClientConfig) => [
+        ptemplateCrdWithConversion(clientConfig),
+      ],
     })),
     // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
     // And the finalizer example: --plugins=+guestbook.
@@ -130,6 +143,23 @@ export function crdsOf(entries: CatalogEntry[]): Unstructured[] {
   const byName = new Map<string, Unstructured>();
   for (const entry of entries) for (const crd of entry.crds) byName.set(crd.metadata!.name!, crd);
   return [...byName.values()];
+}
+
+/**
+ * The distinct CRDs of `entries`, those with a conversion webhook as installed when it is served
+ * (at `clientConfig`), the others as `crds` has them.
+ */
+export function crdsWithConversion(
+  entries: CatalogEntry[],
+  clientConfig: ConversionClientConfig,
+): Unstructured[] {
+  const converted = new Map<string, Unstructured>();
+  for (const entry of entries) {
+    for (const crd of entry.conversionCrds?.(clientConfig) ?? []) {
+      converted.set(crd.metadata!.name!, crd);
+    }
+  }
+  return crdsOf(entries).map((crd) => converted.get(crd.metadata!.name!) ?? crd);
 }
 
 /** The CRDs whose versions the webhooks convert, by name, once each. */

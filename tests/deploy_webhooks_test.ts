@@ -20,7 +20,6 @@ import {
   SECRET,
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
-import type { Resource } from "../kube/resource.ts";
 import { DEFAULT_CERT_DIR } from "../runtime/serving_certificate.ts";
 import { WORKER_LABELS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -34,17 +33,10 @@ import {
 import { kubectlOk } from "./fixtures/kubectl.ts";
 import { kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
+import { AGGREGATOR_ROUTING, routeServiceTo } from "./fixtures/service_endpoints.ts";
 
 const SYSTEM = "ptemplate-operator-system";
 const MODES = ["self-managed", "cert-manager"] as const;
-
-const ENDPOINT_SLICE: Resource = {
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-};
 
 interface Container {
   args?: string[];
@@ -67,9 +59,8 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
   scheduler: true,
   kwok: true,
   crds: [KMM_MODULE_CRD_FILE, ...CERT_MANAGER_CRDS],
-  // No kube-proxy here: the API server calls a Service's endpoints (its EndpointSlice), which the
-  // test points at the operator it runs, as the EndpointSlice controller would at its pod.
-  apiServerFlags: ["--enable-aggregator-routing=true"],
+  // The API server calls a Service's endpoints, which the test points at the operator it runs.
+  apiServerFlags: [AGGREGATOR_ROUTING],
 }, async (plane, step) => {
   const admin = plane.client();
   const run = (args: string[], stdin?: string) =>
@@ -158,20 +149,12 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
       ]);
       try {
         const port = await operator.port("webhooks");
-        await admin.apply(ENDPOINT_SLICE, {
-          apiVersion: "discovery.k8s.io/v1",
-          kind: "EndpointSlice",
-          metadata: {
-            name: `${WEBHOOK_SERVICE}-test`,
-            namespace: SYSTEM,
-            labels: { "kubernetes.io/service-name": WEBHOOK_SERVICE },
-          },
-          // An FQDN slice may name loopback (an IP slice may not); the API server dials it and
-          // checks the certificate for <service>.<namespace>.svc.
-          addressType: "FQDN",
-          endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-          ports: [{ name: "webhooks", port, protocol: "TCP" }],
-        } as Unstructured, { fieldManager: "endpointslice-test", force: true });
+        await routeServiceTo(admin, {
+          namespace: SYSTEM,
+          service: WEBHOOK_SERVICE,
+          portName: "webhooks",
+          port,
+        });
 
         if (mode === "cert-manager") {
           expect((await injectCaAsCertManager(admin)).sort()).toEqual([

@@ -30,6 +30,7 @@ import {
   injectCaAsCertManager,
   issueAsCertManager,
 } from "./fixtures/cert_manager.ts";
+import { documented, runDocumented } from "./fixtures/documented_commands.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
 import { kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
@@ -37,6 +38,21 @@ import { AGGREGATOR_ROUTING, routeServiceTo } from "./fixtures/service_endpoints
 
 const SYSTEM = "ptemplate-operator-system";
 const MODES = ["self-managed", "cert-manager"] as const;
+/** The README's commands for each mode, run as written. */
+const README_COMMANDS: Record<typeof MODES[number], string[]> = {
+  "self-managed": [
+    documented(
+      "kubectl apply --server-side -f deploy/webhooks/self-managed/ptemplates.pt.example.com.yaml",
+    ),
+    documented("kubectl apply -k deploy/webhooks/self-managed"),
+  ],
+  "cert-manager": [
+    documented(
+      "kubectl apply --server-side -f deploy/webhooks/cert-manager/ptemplates.pt.example.com.yaml",
+    ),
+    documented("kubectl apply -k deploy/webhooks/cert-manager"),
+  ],
+};
 
 interface Container {
   args?: string[];
@@ -107,8 +123,13 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
   for (const mode of MODES) {
     const namespace = `beta-${mode}`;
     await step(`${mode}: applied as the README says, and the operator runs`, async () => {
-      await run(["apply", "--server-side", "-f", crdFile(mode)]);
-      await run(["apply", "-k", `deploy/webhooks/${mode}`]);
+      for (const command of README_COMMANDS[mode]) {
+        const result = await runDocumented(command, {
+          kubectl: plane.binaries.kubectl,
+          env: { KUBECONFIG: plane.adminKubeconfigPath },
+        });
+        expect({ command, ...result }).toMatchObject({ command, code: 0 });
+      }
       const certDir = await Deno.makeTempDir({ prefix: "webhook-cert-" });
       const extra: string[] = [];
       if (mode === "cert-manager") {

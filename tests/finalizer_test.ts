@@ -21,6 +21,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
+import { runDocumented } from "./fixtures/documented_commands.ts";
 
 const NS = "fin";
 const FINALIZER = finalizerOf(guestbookPlugin);
@@ -165,34 +166,29 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
     await step(
       "with the plugin stopped, removing the finalizer by hand frees the object",
       async () => {
+        // Ada, the guide's example, comes back (her first visit was finalized above).
         await admin.create(GUEST, {
-          metadata: { name: "cy", namespace: NS },
+          metadata: { name: "ada", namespace: NS },
           spec: { greeting: "hey" },
         } as Unstructured);
         await eventually(async () =>
-          expect((await guest("cy")).metadata?.finalizers).toEqual([FINALIZER])
+          expect((await guest("ada")).metadata?.finalizers).toEqual([FINALIZER])
         );
         await operator.stop();
-        await admin.delete(GUEST, "cy", { namespace: NS });
+        await admin.delete(GUEST, "ada", { namespace: NS });
         await sleep(2_000);
-        expect(await gone("cy")).toBe(false);
-        // What the guide tells an operator to do (kubectl patch … --type=json).
-        const out = await new Deno.Command(plane.binaries.kubectl, {
-          args: [
-            "--kubeconfig",
-            plane.adminKubeconfigPath,
-            "-n",
-            NS,
-            "patch",
-            "guest",
-            "cy",
-            "--type=json",
-            "-p",
-            '[{"op":"remove","path":"/metadata/finalizers/0"}]',
-          ],
-        }).output();
-        expect(new TextDecoder().decode(out.stderr)).toBe("");
-        await eventually(() => gone("cy").then((g) => expect(g).toBe(true)));
+        expect(await gone("ada")).toBe(false);
+        // The guide's command, as written, in the test's namespace.
+        const out = await runDocumented(
+          `kubectl patch guest ada --type=json -p '[{"op":"remove","path":"/metadata/finalizers/0"}]'`,
+          {
+            kubectl: plane.binaries.kubectl,
+            env: { KUBECONFIG: plane.adminKubeconfigPath },
+            extraArgs: ["-n", NS],
+          },
+        );
+        expect(out).toMatchObject({ code: 0, stderr: "" });
+        await eventually(() => gone("ada").then((g) => expect(g).toBe(true)));
       },
     );
   } finally {

@@ -3,10 +3,12 @@ import { stringify } from "yaml";
 import denoJson from "./deno.json" with { type: "json" };
 import {
   CUSTOM_RESOURCE_DEFINITION,
+  emptyValuePolicy,
   isApiError,
   KubeClient,
   KubeconfigError,
   loadClusterConfig,
+  policyResource,
   preflight,
   storedVersion,
   type Unstructured,
@@ -14,6 +16,7 @@ import {
 import {
   certificateFromDir,
   DEFAULT_CERT_DIR,
+  isLoopback,
   log,
   Manager,
   MAX_CONCURRENCY,
@@ -113,7 +116,19 @@ const RUN = {
   "metrics-bind-address": {
     kind: "string",
     placeholder: "ADDR",
-    help: "where /metrics listens, host:port or :port; 0 disables (default :8080)",
+    help: "where /metrics listens, host:port or :port; 0 disables (default :8443 with " +
+      "--metrics-secure, else 127.0.0.1:8080)",
+  },
+  "metrics-secure": {
+    kind: "boolean",
+    help: "serve /metrics over HTTPS, only to callers the API server authorizes (TokenReview and " +
+      "SubjectAccessReview on get /metrics) (default: on in-cluster, off on a workstation)",
+  },
+  "metrics-cert-dir": {
+    kind: "string",
+    placeholder: "DIR",
+    help: "tls.crt and tls.key for /metrics over HTTPS, reloaded when they change (default: a " +
+      "self-signed certificate made at start)",
   },
   "health-probe-bind-address": {
     kind: "string",
@@ -299,14 +314,13 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
     format: values["log-format"] ?? "auto",
   });
   const logger = log("main");
-  const bind = (flag: "metrics-bind-address" | "health-probe-bind-address", fallback: string) => {
+  const bind = (flag: "health-probe-bind-address", fallback: string) => {
     try {
       return parseBindAddress(values[flag] ?? fallback, `--${flag}`);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
   };
-  const metricsBind = bind("metrics-bind-address", ":8080");
   const healthBind = bind("health-probe-bind-address", ":8081");
   // OLM passes an OperatorGroup's target namespaces in WATCH_NAMESPACE ("" means all).
   const watched = values.namespace ??
@@ -344,6 +358,7 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
     throw error;
   }
   const leaderElect = values["leader-elect"] ?? inCluster;
+  const { metricsBind, secureMetrics } = metricsServing(values, inCluster, logger);
   const namespaces = watched;
   logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
     plugins: entries.map((e) => e.plugin.name).join(", "),
@@ -361,6 +376,7 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
         "ptemplate-operator.pt.example.com",
     },
     metricsBind,
+    secureMetrics,
     healthBind,
     webhooks: await webhooksFor(values, entries, logger, { client, namespace: config.namespace }),
     concurrency,
@@ -370,6 +386,46 @@ async function run(values: FlagValuesOf<typeof RUN>): Promise<void> {
   } finally {
     client.close();
   }
+}
+
+/**
+ * How /metrics is served, controller-runtime's way: over HTTPS behind TokenReview and
+ * SubjectAccessReview by default in a cluster (`:8443`, a self-signed certificate unless
+ * `--metrics-cert-dir` gives one); on a workstation plain HTTP on loopback (`127.0.0.1:8080`)
+ * unless `--metrics-secure` asks otherwise.
+ */
+function metricsServing(
+  values: FlagValuesOf<typeof RUN>,
+  inCluster: boolean,
+  logger: ReturnType<typeof log>,
+) {
+  const secure = values["metrics-secure"] ?? inCluster;
+  const certDir = values["metrics-cert-dir"];
+  if (certDir !== undefined && !secure) {
+    throw new UsageError(
+      "--metrics-cert-dir is for HTTPS; it cannot go with --metrics-secure=false",
+    );
+  }
+  let metricsBind;
+  try {
+    metricsBind = parseBindAddress(
+      values["metrics-bind-address"] ?? (secure ? ":8443" : "127.0.0.1:8080"),
+      "--metrics-bind-address",
+    );
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (metricsBind && !secure && !isLoopback(metricsBind)) {
+    logger.warn(
+      "metrics are served over plain HTTP on {address}: anyone who can reach it can read them; " +
+        "--metrics-secure serves them to authorized callers only",
+      { address: `${metricsBind.hostname}:${metricsBind.port}` },
+    );
+  }
+  const secureMetrics = secure
+    ? { certificate: certDir ? certificateFromDir(certDir) : undefined }
+    : undefined;
+  return { metricsBind, secureMetrics };
 }
 
 /**
@@ -390,6 +446,8 @@ async function webhooksFor(
   }
   if (!bind) return undefined;
   const conversions = entries.flatMap((e) => e.conversions ?? []);
+  // Admitted objects are checked against their CRDs' schemas (and conversions' own, first).
+  const crds = crdsOf(entries);
   if (values["webhook-cert-mode"] === "self-managed") {
     // Only this mode needs the X.509 library: loaded here, not at every start.
     const { selfManagedCertificate } = await import("./runtime/self_managed_certificate.ts");
@@ -398,6 +456,7 @@ async function webhooksFor(
     return {
       bind,
       conversions,
+      crds,
       certificate: selfManagedCertificate({
         client: cluster.client,
         namespace,
@@ -422,7 +481,7 @@ async function webhooksFor(
     logger.info("webhooks off: no certificate in {dir} (give --webhook-cert-dir)", { dir });
     return undefined;
   }
-  return { bind, certificate, conversions };
+  return { bind, certificate, conversions, crds };
 }
 
 async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {
@@ -445,6 +504,14 @@ async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       console.log(`installed CustomResourceDefinition ${name}`);
+      // Refuses empty map values under client-side kubectl apply (kube/empty_value_policy.ts).
+      for (const policy of emptyValuePolicy(crd)) {
+        await client.apply(policyResource(policy)!, policy, {
+          fieldManager: "ptemplate-operator",
+          force: true,
+        });
+        console.log(`installed ${policy.kind} ${policy.metadata!.name}`);
+      }
     }
   } finally {
     client.close();
@@ -496,6 +563,13 @@ async function uninstall(values: FlagValuesOf<typeof UNINSTALL>): Promise<void> 
     for (const { name } of present) {
       await client.delete(CUSTOM_RESOURCE_DEFINITION, name);
       console.log(`deleted CustomResourceDefinition ${name}`);
+    }
+    for (const crd of crds) {
+      for (const policy of emptyValuePolicy(crd).reverse()) {
+        await client.delete(policyResource(policy)!, policy.metadata!.name!).catch((error) => {
+          if (!isApiError(error, 404)) throw error;
+        });
+      }
     }
   } finally {
     client.close();

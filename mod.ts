@@ -30,7 +30,8 @@ export type {
 } from "./runtime/plugin.ts";
 export type { CacheReader, StoreChange } from "./runtime/store.ts";
 export type { EventInput, EventRecorder } from "./runtime/events.ts";
-export type { Conversion } from "./runtime/webhook_server.ts";
+export { type Conversion, ConversionError } from "./runtime/webhook_server.ts";
+export { objectProblems, schemaProblems } from "./runtime/schema_check.ts";
 
 // Status conditions, and whose a child is.
 export {
@@ -52,7 +53,7 @@ export {
 export * from "./kube/kinds.ts";
 export { apiVersionOf, type Resource, scoped } from "./kube/resource.ts";
 export type { KubeObject, Unstructured } from "./kube/client.ts";
-export { customResourceDefinition } from "./kube/custom_resource_definition.ts";
+export { customResourceDefinition, type OpenApiSchema } from "./kube/custom_resource_definition.ts";
 export { ApiError, isApiError } from "./kube/errors.ts";
 
 // Testing a plugin without a cluster (with one: testing/mod.ts).

@@ -4,7 +4,11 @@
  * them beside the YAML; a test fails when they are stale).
  */
 import type { Unstructured } from "../mod.ts";
-import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
+import {
+  NO_NULL_VALUES_RULE,
+  type OpenApiSchema,
+  storedVersion,
+} from "../kube/custom_resource_definition.ts";
 
 type Schema = OpenApiSchema;
 
@@ -33,6 +37,13 @@ function typeOf(schema: Schema, indent: string): string {
   return schema.nullable ? `${type} | null` : type;
 }
 
+function refusesNullValues(schema: Schema): boolean {
+  const rules = (schema as { "x-kubernetes-validations"?: { rule?: string }[] })[
+    "x-kubernetes-validations"
+  ];
+  return rules?.some((r) => r.rule === NO_NULL_VALUES_RULE) ?? false;
+}
+
 function nonNullType(schema: Schema, indent: string): string {
   if (schema.enum) return schema.enum.map((v) => JSON.stringify(v)).join(" | ");
   switch (schema.type) {
@@ -48,7 +59,12 @@ function nonNullType(schema: Schema, indent: string): string {
     case "object": {
       if (schema.properties) return objectType(schema, indent);
       if (typeof schema.additionalProperties === "object") {
-        return `Record<string, ${typeOf(schema.additionalProperties, indent)}>`;
+        // Values declared nullable only so that a rule can refuse a null by its key are never
+        // stored null (see crds/ptemplate.ts, noEmptyValues).
+        const values = refusesNullValues(schema)
+          ? nonNullType(schema.additionalProperties, indent)
+          : typeOf(schema.additionalProperties, indent);
+        return `Record<string, ${values}>`;
       }
       return "Record<string, unknown>";
     }

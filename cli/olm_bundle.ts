@@ -5,7 +5,12 @@
  */
 import { parseAllDocuments, stringify } from "yaml";
 import type { Plugin, Unstructured } from "../mod.ts";
-import { LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
+import {
+  ACCESS_REVIEW_RULES,
+  LEADER_ELECTION_RULES,
+  type PolicyRule,
+  rbacRules,
+} from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
 import { conversionCrdNames, crdsOf, crdsWithConversion } from "./plugin_catalog.ts";
@@ -76,6 +81,8 @@ export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
     },
   });
   const [service] = await readYaml("deploy/core/metrics_service.yaml");
+  // What a Prometheus is bound to, to read the operator's /metrics (HTTPS, checked callers).
+  const [metricsReader] = await readYaml("deploy/core/metrics_reader_role.yaml");
   const yaml = (o: unknown) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false });
   const annotations = {
     "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
@@ -93,7 +100,16 @@ export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
     })),
     {
       path: `bundle/manifests/${service.metadata!.name}_v1_service.yaml`,
-      text: yaml({ ...service, metadata: { ...service.metadata, labels: LABELS } }),
+      text: yaml({
+        ...service,
+        metadata: { ...service.metadata, labels: { ...service.metadata?.labels, ...LABELS } },
+      }),
+    },
+    {
+      path: `bundle/manifests/${
+        metricsReader.metadata!.name
+      }_rbac.authorization.k8s.io_v1_clusterrole.yaml`,
+      text: yaml({ ...metricsReader, metadata: { ...metricsReader.metadata, labels: LABELS } }),
     },
     { path: "bundle/metadata/annotations.yaml", text: yaml({ annotations }) },
     {
@@ -376,9 +392,11 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
             serviceAccountName: SERVICE_ACCOUNT,
             rules: [...LEADER_ELECTION_RULES, ...namespaced],
           }],
-          clusterPermissions: cluster.length
-            ? [{ serviceAccountName: SERVICE_ACCOUNT, rules: cluster }]
-            : [],
+          // Checking the callers of /metrics is cluster-scoped whatever the install mode.
+          clusterPermissions: [{
+            serviceAccountName: SERVICE_ACCOUNT,
+            rules: [...cluster, ...ACCESS_REVIEW_RULES],
+          }],
         },
       },
     },

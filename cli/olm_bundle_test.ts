@@ -66,12 +66,19 @@ Deno.test("the bundle's CRDs are deploy/webhooks', its RBAC what `rbac --webhook
       .flatMap((o) => (o.rules as PolicyRule[] | undefined) ?? []),
   );
   expect(granted).toEqual(derived);
-  // Cluster-wide only what cannot be granted in a namespace.
+  // Cluster-wide only what cannot be granted in a namespace: nodes, and checking the callers
+  // of /metrics.
   expect(grantsOf(install.clusterPermissions.flatMap((p) => p.rules))).toEqual([
     " namespaces get",
     " nodes list",
     " nodes watch",
+    "authentication.k8s.io tokenreviews create",
+    "authorization.k8s.io subjectaccessreviews create",
   ]);
+  // And the ClusterRole a Prometheus is bound to, to read them.
+  expect(manifests(files).find((m) => m.kind === "ClusterRole")?.metadata?.name).toBe(
+    "ptemplate-operator-metrics-reader",
+  );
 });
 
 Deno.test("the CSV's webhooks: each plugin's admission, and the CRDs' conversion", async () => {

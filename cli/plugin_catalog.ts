@@ -1,13 +1,8 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { Unstructured } from "../kube/mod.ts";
 import type { Conversion, Plugin } from "../runtime/mod.ts";
-import {
-  type ConversionClientConfig,
-  PTEMPLATE,
-  PTEMPLATE_CRD,
-  ptemplateCrdWithConversion,
-} from "../crds/ptemplate.ts";
-import { convertPtemplate } from "../crds/ptemplate_conversion.ts";
+import { type ConversionClientConfig, PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { convertPtemplate, PTEMPLATE_VERSIONS_CRD } from "../crds/ptemplate_conversion.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
@@ -20,19 +15,18 @@ export interface CatalogEntry {
   crds: Unstructured[];
   /** Runs unless `--plugins` says otherwise. */
   enabledByDefault: boolean;
-  /** How its CRDs' objects change between versions, served at the webhooks' `/convert`. */
-  conversions?: Conversion[];
   /**
-   * Its CRDs as installed where the conversion webhook is served (more versions than `crds`),
-   * calling it at `clientConfig`: deploy/webhooks/ and the OLM bundle.
+   * How its CRDs' objects change between versions, served at the webhooks' `/convert`; each
+   * with its CRD as installed where that is served (more versions than `crds` has).
    */
-  conversionCrds?: (clientConfig: ConversionClientConfig) => Unstructured[];
+  conversions?: Conversion[];
 }
 
 /** The Ptemplate's versions, converted by the conversion webhook. */
 export const PTEMPLATE_CONVERSION: Conversion = {
   group: PTEMPLATE.group,
   kind: PTEMPLATE.kind,
+  crd: PTEMPLATE_VERSIONS_CRD,
   convert: convertPtemplate,
 };
 
@@ -43,9 +37,6 @@ export function builtInCatalog(): CatalogEntry[] {
       crds: [PTEMPLATE_CRD],
       enabledByDefault: true,
       conversions: [PTEMPLATE_CONVERSION],
-      conversionCrds: (clientConfig: ConversionClientConfig) => [
-        ptemplateCrdWithConversion(clientConfig),
-      ],
     })),
     // The example plugins of the other seeds: enable with --plugins=+memcached,+useless-machine.
     // And the finalizer example: --plugins=+guestbook.
@@ -154,10 +145,13 @@ export function crdsWithConversion(
   clientConfig: ConversionClientConfig,
 ): Unstructured[] {
   const converted = new Map<string, Unstructured>();
-  for (const entry of entries) {
-    for (const crd of entry.conversionCrds?.(clientConfig) ?? []) {
-      converted.set(crd.metadata!.name!, crd);
-    }
+  for (const { crd } of entries.flatMap((e) => e.conversions ?? [])) {
+    if (!crd) continue;
+    const served = structuredClone(crd) as Unstructured & {
+      spec: { conversion: { webhook: { clientConfig?: ConversionClientConfig } } };
+    };
+    served.spec.conversion.webhook.clientConfig = clientConfig;
+    converted.set(served.metadata!.name!, served);
   }
   return crdsOf(entries).map((crd) => converted.get(crd.metadata!.name!) ?? crd);
 }

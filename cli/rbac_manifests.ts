@@ -1,7 +1,12 @@
 /** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
 import { Document, isScalar, visit } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
-import { LEADER_ELECTION_RULES, type Plugin, rbacRules } from "../runtime/mod.ts";
+import {
+  ACCESS_REVIEW_RULES,
+  LEADER_ELECTION_RULES,
+  type Plugin,
+  rbacRules,
+} from "../runtime/mod.ts";
 
 const NAME = "ptemplate-operator";
 const SERVICE_ACCOUNT = {
@@ -10,10 +15,17 @@ const SERVICE_ACCOUNT = {
   namespace: "ptemplate-operator-system",
 };
 
+/** The names of the RBAC objects for /metrics: what the operator asks, and what readers get. */
+export const METRICS_ROLES = {
+  auth: `${NAME}-metrics-auth`,
+  reader: `${NAME}-metrics-reader`,
+} as const;
+
 /**
  * A ClusterRole for a cluster-wide operator, or a Role in each of `namespaces` for one confined
- * to them; and the leader-election Role in the operator's own namespace; each bound to the
- * operator's ServiceAccount, so the output is complete as it is applied.
+ * to them; the leader-election Role in the operator's own namespace; and the ClusterRole to check
+ * the callers of `/metrics`, in either mode; each bound to the operator's ServiceAccount, so the
+ * output is complete as it is applied.
  */
 export function rbacManifests(
   plugins: Plugin[],
@@ -44,14 +56,16 @@ export function rbacManifests(
     LEADER_ELECTION_RULES,
     SERVICE_ACCOUNT.namespace,
   );
+  const metricsAuth = bound("ClusterRole", METRICS_ROLES.auth, ACCESS_REVIEW_RULES);
   if (!options.namespaces?.length) {
     const rules = rbacRules(plugins, { webhooks: options.webhooks });
-    return [...bound("ClusterRole", NAME, rules), ...leaderElection];
+    return [...bound("ClusterRole", NAME, rules), ...leaderElection, ...metricsAuth];
   }
   const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
   return [
     ...options.namespaces.flatMap((namespace) => bound("Role", NAME, rules, namespace)),
     ...leaderElection,
+    ...metricsAuth,
   ];
 }
 

@@ -3,7 +3,8 @@ import { parseAllDocuments } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
 import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
-import { rbacManifests, rbacYaml } from "./rbac_manifests.ts";
+import { METRICS_ROLES, rbacManifests, rbacYaml } from "./rbac_manifests.ts";
+import { METRICS_READER_RULES } from "../runtime/metrics_endpoint.ts";
 
 const read = async (path: string) =>
   parseAllDocuments(await Deno.readTextFile(new URL(`../${path}`, import.meta.url)))
@@ -24,6 +25,8 @@ Deno.test("deploy/ installs exactly what `ptemplate-operator rbac` prints: roles
       ...await read("deploy/core/leader_election_role.yaml"),
       ...await read("deploy/core/leader_election_role_binding.yaml"),
     ].map((o) => ({ ...o, metadata: { ...o.metadata, namespace: "ptemplate-operator-system" } })),
+    ...await read("deploy/core/metrics_auth_role.yaml"),
+    ...await read("deploy/core/metrics_auth_role_binding.yaml"),
   ];
   expect(comparable(deployed)).toEqual(comparable(rbacManifests(defaults())));
 });
@@ -35,6 +38,31 @@ Deno.test("deploy/namespaced grants in each namespace what `rbac --namespace` de
   const derived = rbacManifests(defaults(), { namespaces })
     .filter((o) => namespaces.includes(o.metadata!.namespace!));
   expect(comparable(deployed)).toEqual(comparable(derived));
+});
+
+Deno.test("deploy/ lets the operator check the callers of /metrics, and a Prometheus read it", async () => {
+  const derived = rbacManifests(defaults());
+  const auth = derived.find((o) =>
+    o.kind === "ClusterRole" && o.metadata?.name === METRICS_ROLES.auth
+  )!;
+  const [deployed] = await read("deploy/core/metrics_auth_role.yaml");
+  expect(deployed.metadata?.name).toBe(METRICS_ROLES.auth);
+  expect(grantsOf(rulesOf(deployed))).toEqual(grantsOf(rulesOf(auth)));
+  expect(grantsOf(rulesOf(auth))).toEqual([
+    "authentication.k8s.io tokenreviews create",
+    "authorization.k8s.io subjectaccessreviews create",
+  ]);
+  const [binding] = await read("deploy/core/metrics_auth_role_binding.yaml");
+  const derivedBinding = derived.find((o) =>
+    o.kind === "ClusterRoleBinding" && o.metadata?.name === METRICS_ROLES.auth
+  )!;
+  expect(binding).toEqual(derivedBinding);
+  // The namespaced install needs it as well: no Role can grant it.
+  expect(rbacManifests(defaults(), { namespaces: ["a"] }).map((o) => o.metadata?.name))
+    .toContain(METRICS_ROLES.auth);
+  const [reader] = await read("deploy/core/metrics_reader_role.yaml");
+  expect(reader.metadata?.name).toBe(METRICS_ROLES.reader);
+  expect(reader.rules).toEqual(METRICS_READER_RULES);
 });
 
 Deno.test("rbac output is valid YAML of the same objects, lists on one line", () => {

@@ -4,6 +4,7 @@
  * self-managed certificates' Secret and caBundles), all from the plugins' declarations.
  */
 import { stringify } from "yaml";
+import { emptyValuePolicy } from "../kube/mod.ts";
 import type { Unstructured } from "../mod.ts";
 import { rbacRules, selfManagedCertificateRules } from "../runtime/mod.ts";
 import {
@@ -46,6 +47,11 @@ function bound(
   ];
 }
 
+/** A CRD and the admission policy that refuses empty map values under client-side apply. */
+function withEmptyValuePolicy(crd: Unstructured): Unstructured[] {
+  return [crd, ...emptyValuePolicy(crd)];
+}
+
 /** The generated files under `deploy/webhooks/`, with their YAML. */
 export function webhookFiles(): { path: string; text: string }[] {
   const catalog = selectPlugins(builtInCatalog(), undefined);
@@ -74,13 +80,13 @@ export function webhookFiles(): { path: string; text: string }[] {
     // caBundle of the self-managed one; cert-manager's CA injector fills in the other's, from
     // the Certificate its annotation names.
     ...converted.flatMap((crd) => [
-      { path: `self-managed/${crd.metadata!.name}.yaml`, text: yaml([crd]) },
+      { path: `self-managed/${crd.metadata!.name}.yaml`, text: yaml(withEmptyValuePolicy(crd)) },
       {
         path: `cert-manager/${crd.metadata!.name}.yaml`,
-        text: yaml([{
+        text: yaml(withEmptyValuePolicy({
           ...crd,
           metadata: { ...crd.metadata, annotations: { [INJECT_CA_FROM]: CERTIFICATE } },
-        }]),
+        })),
       },
     ]),
     {

@@ -113,17 +113,57 @@ const DIGEST = "@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*[:][0-9a-fA-F]
 export const IMAGE_PATTERN =
   `^(${REGISTRY}/)?${PATH_COMPONENT}(/${PATH_COMPONENT})*(${TAG})?(${DIGEST})?$`;
 
+/**
+ * What the kubelet adds to the grammar (github.com/distribution/reference's
+ * ParseNormalizedNamed, then opencontainers/go-digest), each refused with InvalidImageName or a
+ * failed pull on every node instead of by the API server:
+ * - a digest's algorithm must be one the kubelet has (sha256, sha384, sha512) with exactly its
+ *   length of lower-case hex digits;
+ * - 64 hex digits alone are an image ID, not a name;
+ * - the repository path may have at most 255 characters, counted after normalization: a name
+ *   without a registry is on docker.io, and a one-component name there gets `library/` (8 more).
+ *   The first component is a registry when it has a `.` or `:`, is `localhost`, or has capitals.
+ */
+export const IMAGE_DIGEST = "@(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$";
+const IMAGE_ID = "^[a-f0-9]{64}$";
+const PATH_LENGTH_RULE = "self.matches('^([^/]*[.:][^/]*|localhost|[^/]*[A-Z][^/]*)/') ? (" +
+  "self.matches('^(docker[.]io|index[.]docker[.]io)/[^/:@]+([:@].*)?$') " +
+  "? self.matches('^[^/]+/[^/:@]{1,247}([:@].*)?$') " +
+  ": self.matches('^[^/]+/[^:@]{1,255}([:@].*)?$')) : (" +
+  "self.matches('^[^/:@]+([:@].*)?$') " +
+  "? self.matches('^[^/:@]{1,247}([:@].*)?$') " +
+  ": self.matches('^[^:@]{1,255}([:@].*)?$'))";
+
 function image(description: string, field: string): Record<string, unknown> {
   return {
     type: "string",
     description,
-    // Bounds the CEL rule's cost, which the API server checks against its budget.
+    // Bounds the CEL rules' cost, which the API server checks against its budget.
     maxLength: 512,
-    "x-kubernetes-validations": [{
-      rule: `self.matches('${IMAGE_PATTERN}')`,
-      message: `${field} must be an image reference such as quay.io/org/image:tag: an optional ` +
-        `registry host[:port]/, lower-case path components, an optional :tag and @digest`,
-    }],
+    "x-kubernetes-validations": [
+      {
+        rule: `self.matches('${IMAGE_PATTERN}')`,
+        message: `${field} must be an image reference such as quay.io/org/image:tag: an ` +
+          `optional registry host[:port]/, lower-case path components, an optional :tag and ` +
+          `@digest`,
+      },
+      {
+        rule: `!self.contains('@') || self.matches('${IMAGE_DIGEST}')`,
+        message: `${field}: the digest after @ must be sha256:<64>, sha384:<96> or ` +
+          `sha512:<128> lower-case hex digits; the kubelet refuses other algorithms, lengths ` +
+          `and capitals`,
+      },
+      {
+        rule: `!self.matches('${IMAGE_ID}')`,
+        message: `${field} is 64 hex digits, an image ID rather than a name, which the kubelet ` +
+          `refuses; name the image (registry/path:tag, or @sha256:<digest> after a name)`,
+      },
+      {
+        rule: PATH_LENGTH_RULE,
+        message: `${field}: the repository path may have at most 255 characters (the ` +
+          `kubelet's limit; a name without a registry counts as docker.io/library/<name>)`,
+      },
+    ],
   };
 }
 
@@ -286,7 +326,8 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
               "letter or digit",
           },
           {
-            rule: `self.all(k, self[k].matches('${LABEL_VALUE}'))`,
+            // A null is refused by name by the rule every map gets (customResourceDefinition).
+            rule: `self.all(k, dyn(self[k]) == null || self[k].matches('${LABEL_VALUE}'))`,
             message: "spec.selector values must be label values: at most 63 letters, " +
               "digits, '-', '_' or '.', starting and ending with a letter or digit",
           },

@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import fc from "fast-check";
-import type { Unstructured } from "../mod.ts";
+import { ConversionError, type Unstructured } from "../mod.ts";
 import { convertPtemplate, SPELLINGS_ANNOTATION } from "./ptemplate_conversion.ts";
 
 const ALPHA = "pt.example.com/v1alpha1";
@@ -135,6 +135,125 @@ Deno.test("the field names, and the older spellings remembered", () => {
     [SPELLINGS_ANNOTATION]: "consumer,imagePullSecret",
   });
   expect(() => convertPtemplate(beta, "pt.example.com/v2")).toThrow(/cannot convert/);
-  expect(convertPtemplate({ ...beta, apiVersion: "pt.example.com/v1alpha" }, ALPHA).apiVersion)
-    .toBe(ALPHA);
+  // v1alpha is v1alpha1 by another name: the same fields, only the apiVersion changes.
+  const old = convertPtemplate(beta, "pt.example.com/v1alpha");
+  expect(old.spec).toMatchObject({ maxdev: 5, consumer: "a/b" });
+  expect(convertPtemplate(old, ALPHA)).toEqual({ ...old, apiVersion: ALPHA });
+});
+
+Deno.test("what it does not understand is refused in words, never guessed at", () => {
+  const alpha = (spec: unknown, metadata: Record<string, unknown> = { name: "p" }) =>
+    ({ apiVersion: ALPHA, kind: "Ptemplate", metadata, spec }) as Unstructured;
+  const beta = (spec: unknown) =>
+    ({ apiVersion: BETA, kind: "Ptemplate", metadata: { name: "p" }, spec }) as Unstructured;
+  const refusals: [Unstructured, string, RegExp][] = [
+    [alpha("x"), BETA, /^spec: must be an object, not a string$/],
+    [alpha(["x"]), BETA, /^spec: must be an object, not a list$/],
+    [alpha({ selector: { a: "b" }, constructor: "x" }), BETA, /^spec\.constructor: unknown field$/],
+    [alpha({ selector: { a: "b" }, toString: 1 }), BETA, /^spec\.toString: unknown field$/],
+    [
+      alpha(JSON.parse('{"selector":{"a":"b"},"__proto__":{"maxdev":3}}')),
+      BETA,
+      /__proto__.*unknown field/,
+    ],
+    [
+      beta({ selector: { a: "b" }, maxdev: 300, maxDevices: 5 }),
+      ALPHA,
+      /^spec\.maxdev: unknown field in pt\.example\.com\/v1beta1 \(its name there is spec\.maxDevices\)$/,
+    ],
+    [
+      alpha({ selector: { a: "b" }, maxDevices: 5 }),
+      BETA,
+      /^spec\.maxDevices: unknown field in pt\.example\.com\/v1alpha1 \(its name there is spec\.maxdev\)$/,
+    ],
+    [
+      alpha({ selector: { a: "b" }, consumer: "a/b", consumerimage: "c/d" }),
+      BETA,
+      /^spec\.consumerimage and spec\.consumer are two spellings of one field: set one of them$/,
+    ],
+    [
+      alpha({ selector: { a: "b" }, maxdev: "5" }),
+      BETA,
+      /^spec\.maxdev: must be an integer, not a string$/,
+    ],
+    [alpha({ selector: "a=b" }), BETA, /^spec\.selector: must be an object, not a string$/],
+    [
+      alpha({ selector: { a: "b" } }, { name: "p", annotations: "x" }),
+      BETA,
+      /^metadata\.annotations: must be an object/,
+    ],
+    [
+      alpha({ selector: { a: "b" } }, { name: "p", annotations: { a: 1 } }),
+      BETA,
+      /^metadata\.annotations\.a: must be a string/,
+    ],
+    [
+      alpha({ selector: { a: "b" } }),
+      "pt.example.com/v2",
+      /cannot convert a Ptemplate to that version/,
+    ],
+    [
+      alpha({ selector: { a: "b" } }),
+      "other.example.com/v1beta1",
+      /cannot convert a Ptemplate to that version/,
+    ],
+    [
+      { ...alpha({ selector: { a: "b" } }), apiVersion: "pt.example.com/v9" },
+      BETA,
+      /cannot convert from that version/,
+    ],
+    [{ ...alpha({ selector: { a: "b" } }), kind: "Secret" }, BETA, /not a Ptemplate/],
+  ];
+  for (const [object, to, message] of refusals) {
+    let thrown: unknown;
+    try {
+      convertPtemplate(object, to);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConversionError);
+    expect((thrown as Error).message).toMatch(message);
+  }
+});
+
+Deno.test("anything at all either converts and comes back exactly, or is refused in words", () => {
+  const keys = fc.constantFrom(
+    "maxdev",
+    "maxDevices",
+    "defaultmsg",
+    "consumer",
+    "consumerimage",
+    "consumerImage",
+    "imagePullSecret",
+    "imageRepoSecret",
+    "selector",
+    "constructor",
+    "toString",
+    "__proto__",
+  );
+  const spec = fc.oneof(
+    fc.anything(),
+    fc.dictionary(keys, fc.oneof(fc.anything(), fc.integer({ min: 1, max: 256 }), labels, secret)),
+  );
+  fc.assert(
+    fc.property(spec, fc.constantFrom(ALPHA, BETA), (spec, from) => {
+      const object = {
+        apiVersion: from,
+        kind: "Ptemplate",
+        metadata: { name: "p" },
+        spec,
+      } as Unstructured;
+      const to = from === ALPHA ? BETA : ALPHA;
+      let there: Unstructured;
+      try {
+        there = convertPtemplate(object, to);
+      } catch (error) {
+        // Refused, in our words: never JavaScript's own error.
+        expect(error).toBeInstanceOf(ConversionError);
+        return;
+      }
+      expect(convertPtemplate(there, from)).toEqual(object);
+    }),
+    { numRuns: 2000 },
+  );
 });

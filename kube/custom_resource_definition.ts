@@ -1,7 +1,8 @@
 /**
  * Builds a CustomResourceDefinition for a Resource from its spec and status schemas, with the
  * parts every CRD of ours shares: one served version, the status subresource, and
- * `status.observedGeneration` (the runtime writes it, and server-side apply refuses undeclared fields).
+ * `status.observedGeneration` (the runtime writes it, and server-side apply refuses undeclared fields),
+ * and maps that refuse an entry without a value, naming its key.
  */
 import type { Unstructured } from "./client.ts";
 import type { Resource } from "./resource.ts";
@@ -40,6 +41,13 @@ export interface CrdOptions {
 /**
  * The CRD of `resource`, from its spec schema and status fields.
  *
+ * Every map (an object schema with `additionalProperties`) refuses an entry without a value
+ * (`key:` in YAML, `"key": null` in JSON) with a message naming the key: the API server would
+ * otherwise drop it silently, and a selector key that vanished changes what the object means.
+ * For that its values are declared `nullable` (nulls of other fields are dropped before any rule
+ * runs), so a rule of yours over a map's values must let null through to this one:
+ * `self.all(k, dyn(self[k]) == null || …)`.
+ *
  * @example
  * ```ts
  * import { customResourceDefinition } from "ptemplate-operator/mod.ts";
@@ -74,7 +82,7 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
     apiVersion: { type: "string" },
     kind: { type: "string" },
     metadata: { type: "object" },
-    spec: options.spec,
+    spec: refuseNullMapValues(options.spec, "spec"),
     status: {
       type: "object",
       description: "Written by the operator.",
@@ -83,7 +91,10 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
           type: "integer",
           description: "The metadata.generation this status describes.",
         },
-        ...options.status,
+        ...mapValues(
+          options.status ?? {},
+          (field, name) => refuseNullMapValues(field as Record<string, unknown>, `status.${name}`),
+        ),
       },
     },
   };
@@ -117,6 +128,45 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
   };
 }
 
+function mapValues<T, U>(
+  record: Record<string, T>,
+  f: (value: T, key: string) => U,
+): Record<string, U> {
+  return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, f(v, k)]));
+}
+
+/** `schema` with every map in it refusing null values by key (see customResourceDefinition). */
+function refuseNullMapValues(
+  schema: Record<string, unknown>,
+  path: string,
+): Record<string, unknown> {
+  const out = { ...schema };
+  const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+  if (properties) {
+    out.properties = mapValues(properties, (p, name) => refuseNullMapValues(p, `${path}.${name}`));
+  }
+  if (schema.items && typeof schema.items === "object") {
+    out.items = refuseNullMapValues(schema.items as Record<string, unknown>, `${path}[*]`);
+  }
+  const values = schema.additionalProperties;
+  if (values && typeof values === "object") {
+    out.additionalProperties = {
+      ...refuseNullMapValues(values as Record<string, unknown>, `${path}[*]`),
+      nullable: true,
+    };
+    out["x-kubernetes-validations"] = [
+      {
+        rule: NO_NULL_VALUES_RULE,
+        messageExpression: `'${path} key ' + self.filter(k, dyn(self[k]) == null)[0] + ` +
+          `' has no value: write one (quote an empty one: "") or remove the key; it would ` +
+          `otherwise be dropped silently'`,
+      },
+      ...(schema["x-kubernetes-validations"] as unknown[] ?? []),
+    ];
+  }
+  return out;
+}
+
 /** The part of OpenAPI v3 that CRD schemas use, as far as our tools read them. */
 export interface OpenApiSchema {
   type?: string;
@@ -144,3 +194,11 @@ export function storedVersion(crd: Unstructured): { name: string; schema: OpenAp
   const stored = versions.find((v) => v.storage) ?? versions[0];
   return { name: stored.name, schema: stored.schema?.openAPIV3Schema ?? {} };
 }
+
+/**
+ * The CEL rule that refuses a map entry without a value. A map whose values are declared
+ * `nullable` with this rule never stores a null: the schema says nullable only so that the API
+ * server keeps the null long enough for the rule to name its key (it drops nulls of
+ * non-nullable fields silently).
+ */
+export const NO_NULL_VALUES_RULE = "self.all(k, dyn(self[k]) != null)";

@@ -5,6 +5,7 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.d.ts";
 import type { DaemonSet, Deployment } from "kubernetes-types/apps/v1.d.ts";
 import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
+import type { NetworkPolicy } from "kubernetes-types/networking/v1.d.ts";
 import type {
   ConfigMap,
   Event,
@@ -49,6 +50,12 @@ export const EVENT: Resource<Event> = kind("", "Event", "events", true);
 export const DAEMON_SET: Resource<DaemonSet> = kind("apps", "DaemonSet", "daemonsets", true);
 export const DEPLOYMENT: Resource<Deployment> = kind("apps", "Deployment", "deployments", true);
 export const LEASE: Resource<Lease> = kind("coordination.k8s.io", "Lease", "leases", true);
+export const NETWORK_POLICY: Resource<NetworkPolicy> = kind(
+  "networking.k8s.io",
+  "NetworkPolicy",
+  "networkpolicies",
+  true,
+);
 /** Untyped: the operator writes CRDs as plain values (see `custom_resource_definition.ts`). */
 export const CUSTOM_RESOURCE_DEFINITION: Resource<Unstructured> = kind(
   "apiextensions.k8s.io",

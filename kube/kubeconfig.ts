@@ -2,36 +2,22 @@
  * Reads kubeconfig files the way kubectl does (several files merged, first definition wins,
  * paths relative to the file that names them) into a ClusterConfig.
  */
-import { parse } from "yaml";
-import type { ClusterConfig, ExecConfig } from "./cluster_config.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
+import { checkToken, readCredentialFile } from "./credential_source.ts";
+import {
+  KubeconfigError,
+  type NamedCluster,
+  type NamedContext,
+  type NamedUser,
+  readKubeconfig,
+} from "./kubeconfig_document.ts";
+
+export { KubeconfigError };
 
 /** One kubeconfig file's text and where it came from. */
 export interface KubeconfigSource {
   path: string;
   text: string;
-}
-
-interface NamedCluster {
-  server?: string;
-  "certificate-authority"?: string;
-  "certificate-authority-data"?: string;
-  "insecure-skip-tls-verify"?: boolean;
-}
-interface NamedUser {
-  "client-certificate"?: string;
-  "client-certificate-data"?: string;
-  "client-key"?: string;
-  "client-key-data"?: string;
-  token?: string;
-  tokenFile?: string;
-  exec?: ExecConfig;
-  "auth-provider"?: { name?: string };
-  username?: string;
-}
-interface NamedContext {
-  cluster?: string;
-  user?: string;
-  namespace?: string;
 }
 
 /** What was picked from the merged files, with every path already absolute. */
@@ -44,17 +30,6 @@ export interface SelectedContext {
   namespace?: string;
   /** The files that were merged, in order. */
   files: string[];
-}
-
-/** A kubeconfig that cannot be used; the message names the file, the entry and the fix. */
-export class KubeconfigError extends Error {
-  override readonly name = "KubeconfigError";
-  /** True when what was asked for on the command line is wrong (exit 2), not the environment. */
-  readonly misuse: boolean;
-  constructor(message: string, options: { misuse?: boolean } = {}) {
-    super(message);
-    this.misuse = options.misuse ?? false;
-  }
 }
 
 function dirname(path: string): string {
@@ -103,38 +78,17 @@ export function selectContext(
   const contexts = new Map<string, NamedContext>();
   let current: string | undefined;
   for (const source of sources) {
-    let doc: Record<string, unknown>;
-    try {
-      doc = (parse(source.text) ?? {}) as Record<string, unknown>;
-    } catch (error) {
-      // Never the parser's message: it quotes the offending line, which may hold a token.
-      const { code, linePos } = error as {
-        code?: string;
-        linePos?: { line: number; col: number }[];
-      };
-      const at = linePos?.[0] ? ` at line ${linePos[0].line}, column ${linePos[0].col}` : "";
-      throw new KubeconfigError(
-        `${source.path} is not valid YAML${at}${code ? ` (${code})` : ""}; fix it, or point ` +
-          `--kubeconfig or KUBECONFIG at another file`,
-      );
-    }
-    if (typeof doc !== "object" || Array.isArray(doc)) {
-      throw new KubeconfigError(`${source.path} is not a kubeconfig (expected a mapping)`);
-    }
+    const doc = readKubeconfig(source.text, source.path);
     const base = dirname(source.path);
-    current ||= (doc["current-context"] as string | undefined) || undefined;
-    for (const item of (doc.clusters ?? []) as { name: string; cluster: NamedCluster }[]) {
-      if (item?.name && !clusters.has(item.name)) {
-        clusters.set(item.name, resolvePaths("cluster", item.cluster ?? {}, base));
-      }
+    current ||= doc.currentContext;
+    for (const { name, cluster } of doc.clusters) {
+      if (!clusters.has(name)) clusters.set(name, resolvePaths("cluster", cluster, base));
     }
-    for (const item of (doc.users ?? []) as { name: string; user: NamedUser }[]) {
-      if (item?.name && !users.has(item.name)) {
-        users.set(item.name, resolvePaths("user", item.user ?? {}, base));
-      }
+    for (const { name, user } of doc.users) {
+      if (!users.has(name)) users.set(name, resolvePaths("user", user, base));
     }
-    for (const item of (doc.contexts ?? []) as { name: string; context: NamedContext }[]) {
-      if (item?.name && !contexts.has(item.name)) contexts.set(item.name, item.context ?? {});
+    for (const { name, context } of doc.contexts) {
+      if (!contexts.has(name)) contexts.set(name, context);
     }
   }
   const files = sources.map((s) => s.path).join(", ");
@@ -185,12 +139,41 @@ function decodeBase64(data: string, what: string): string {
   }
 }
 
-async function readPem(path: string, what: string): Promise<string> {
+function readPem(path: string, what: string): Promise<string> {
+  return readCredentialFile(path, what, { fail: (message) => new KubeconfigError(message) });
+}
+
+/**
+ * The server URL, checked: http(s), a host, and nothing that would be a secret in every message
+ * that names the server (a user name or password, a query). Never quoted when it is refused.
+ */
+function checkServer(server: string, where: string, cluster: string): string {
+  const refuse = (what: string) =>
+    new KubeconfigError(
+      `${where}: the server URL of cluster "${cluster}" (not shown here) ${what}`,
+    );
+  let url: URL;
   try {
-    return await Deno.readTextFile(path);
-  } catch (error) {
-    throw new KubeconfigError(`cannot read ${what} ${path}: ${(error as Error).message}`);
+    url = new URL(server);
+  } catch {
+    throw refuse("is not a URL; write it as https://host:port");
   }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw refuse("must start with https:// (or http://)");
+  }
+  if (url.username || url.password) {
+    throw refuse(
+      "has a user name or password in it, which Kubernetes clients never send; remove it and " +
+        "give the credentials in the user entry (a token, a client certificate or an exec plugin)",
+    );
+  }
+  if (url.search || url.hash) {
+    throw refuse(
+      "has a query or fragment (?… or #…), which Kubernetes clients do not use and which may " +
+        "hold a secret; remove it",
+    );
+  }
+  return server.replace(/\/+$/, "");
 }
 
 /** Turns a selected context into a ClusterConfig, reading the certificate files it names. */
@@ -209,17 +192,23 @@ export async function clusterConfigFrom(
   const caData = cluster["certificate-authority-data"]
     ? decodeBase64(cluster["certificate-authority-data"], `${where}: certificate-authority-data`)
     : cluster["certificate-authority"]
-    ? await readPem(cluster["certificate-authority"], "certificate-authority")
+    ? await readPem(
+      cluster["certificate-authority"],
+      `the certificate-authority of cluster "${selected.clusterName}"`,
+    )
     : undefined;
   const clientCertData = user["client-certificate-data"]
     ? decodeBase64(user["client-certificate-data"], `${where}: client-certificate-data`)
     : user["client-certificate"]
-    ? await readPem(user["client-certificate"], "client-certificate")
+    ? await readPem(
+      user["client-certificate"],
+      `the client-certificate of user "${selected.userName}"`,
+    )
     : undefined;
   const clientKeyData = user["client-key-data"]
     ? decodeBase64(user["client-key-data"], `${where}: client-key-data`)
     : user["client-key"]
-    ? await readPem(user["client-key"], "client-key")
+    ? await readPem(user["client-key"], `the client-key of user "${selected.userName}"`)
     : undefined;
   if (Boolean(clientCertData) !== Boolean(clientKeyData)) {
     throw new KubeconfigError(
@@ -228,8 +217,15 @@ export async function clusterConfigFrom(
       }; set both client-certificate(-data) and client-key(-data)`,
     );
   }
+  if (user.token) {
+    checkToken(
+      user.token,
+      `user "${selected.userName}" in ${selected.files.join(", ")}`,
+      (message) => new KubeconfigError(message),
+    );
+  }
   return {
-    server: cluster.server!.replace(/\/+$/, ""),
+    server: checkServer(cluster.server!, where, selected.clusterName),
     caData,
     insecureSkipTlsVerify: cluster["insecure-skip-tls-verify"] || undefined,
     clientCertData,

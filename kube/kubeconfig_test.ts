@@ -136,7 +136,7 @@ Deno.test("kubeconfig: missing pieces are named with the fix", async () => {
     users: { u: { "client-key": "/does/not/exist.key", "client-certificate-data": b64(PEM_CERT) } },
     current: "x",
     contexts: { x: { cluster: "c", user: "u" } },
-  }))).rejects.toThrow(/cannot read client-key \/does\/not\/exist.key/);
+  }))).rejects.toThrow(/the client-key of user "u" \/does\/not\/exist.key does not exist/);
   await expect(check(kubeconfig({
     clusters: base.clusters,
     users: { u: { "auth-provider": { name: "gcp" } } },
@@ -179,4 +179,87 @@ Deno.test("inClusterConfig: token file (re-read), CA, namespace, IPv6 host", asy
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("kubeconfig: a malformed file is refused in our words, naming the field, never a value", () => {
+  const secret = "s3cr3t-Tok3n-value";
+  const refused = (doc: unknown) => {
+    try {
+      selectContext([{ path: "/k", text: stringify(doc) }], { context: "x" });
+    } catch (error) {
+      expect(error).toBeInstanceOf(KubeconfigError);
+      expect((error as Error).message).not.toContain(secret);
+      return (error as Error).message;
+    }
+    throw new Error("accepted");
+  };
+  expect(refused({ users: { u: { token: secret } } })).toMatch(
+    /^\/k: users must be a list of entries with a name and a user, not a mapping/,
+  );
+  expect(refused({ clusters: [{ name: "c", cluster: { server: 6443 } }] })).toMatch(
+    /clusters\[0\]\.cluster\.server must be a string, not a number/,
+  );
+  expect(refused({ users: [{ name: "u", user: { token: 12345 } }] })).toMatch(
+    /users\[0\]\.user\.token must be a string, not a number/,
+  );
+  expect(refused({ users: [{ user: { token: secret } }] })).toMatch(
+    /users\[0\]\.name must be a non-empty string, not empty|users\[0\]\.name must be a non-empty string, not a undefined/,
+  );
+  expect(refused({ contexts: ["x"] })).toMatch(/contexts\[0\] must be a mapping/);
+  expect(refused({ "current-context": ["x"] })).toMatch(
+    /current-context must be a string, not a list/,
+  );
+  expect(
+    refused({
+      users: [{ name: "u", user: { exec: { command: "p", args: "--token=" + secret } } }],
+    }),
+  )
+    .toMatch(/users\[0\]\.user\.exec\.args must be a list of strings, not a string/);
+  expect(
+    refused({
+      users: [{ name: "u", user: { exec: { command: "p", env: [{ name: "T", value: 1 }] } } }],
+    }),
+  )
+    .toMatch(/users\[0\]\.user\.exec\.env\[0\]\.value must be a string/);
+  expect(refused({ users: [{ name: "u", user: { exec: { args: [] } } }] }))
+    .toMatch(/users\[0\]\.user\.exec\.command must be a non-empty string/);
+  expect(refused({ clusters: [{ name: "c", cluster: { "insecure-skip-tls-verify": "yes" } }] }))
+    .toMatch(/insecure-skip-tls-verify must be true or false, not a string/);
+  expect(refused([secret])).toMatch(
+    /^\/k: the file must be a mapping \(a kubeconfig\), not a list/,
+  );
+});
+
+Deno.test("kubeconfig: a server URL with credentials or a query, and a token that cannot be a header", async () => {
+  const secret = "s3cr3t-Tok3n-value";
+  const config = (server: string, token = "abc") =>
+    clusterConfigFrom(selectContext([{
+      path: "/k",
+      text: kubeconfig({
+        current: "x",
+        clusters: { c: { server } },
+        users: { u: { token } },
+        contexts: { x: { cluster: "c", user: "u" } },
+      }),
+    }]));
+  const refused = async (promise: Promise<unknown>) => {
+    const error = await promise.then(() => undefined, (e) => e);
+    expect(error).toBeInstanceOf(KubeconfigError);
+    expect(error.message).not.toContain(secret);
+    return error.message as string;
+  };
+  expect(await refused(config(`https://admin:${secret}@10.0.0.1:6443`))).toMatch(
+    /the server URL of cluster "c" \(not shown here\) has a user name or password in it/,
+  );
+  expect(await refused(config(`https://10.0.0.1:6443/?access_token=${secret}`))).toMatch(
+    /has a query or fragment/,
+  );
+  expect(await refused(config(`ftp://${secret}`))).toMatch(/must start with https:\/\//);
+  expect(await refused(config(`not a url ${secret}`))).toMatch(/is not a URL/);
+  expect(await refused(config("https://10.0.0.1:6443", `${secret}\r\nX-Evil: 1`))).toMatch(
+    /the token from user "u" in \/k has a character that cannot go in an HTTP header at position 19 of \d+ \(a carriage return\); it is not shown/,
+  );
+  expect((await config("https://10.0.0.1:6443/k8s/clusters/c-1/")).server).toBe(
+    "https://10.0.0.1:6443/k8s/clusters/c-1",
+  );
 });

@@ -3,6 +3,7 @@
  * else `~/.kube/config`, the order controller-runtime uses.
  */
 import type { ClusterConfig } from "./cluster_config.ts";
+import { MAX_TOKEN_BYTES, readCredentialFile } from "./credential_source.ts";
 import {
   clusterConfigFrom,
   KubeconfigError,
@@ -25,13 +26,21 @@ export interface LoadOptions {
   serviceAccountDir?: string;
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+/** A file's text within a size limit (see readCredentialFile), or undefined when it is not there. */
+async function readIfExists(
+  path: string,
+  what: string,
+  maxBytes?: number,
+): Promise<string | undefined> {
   try {
-    return await Deno.readTextFile(path);
+    await Deno.stat(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
   }
+  return await readCredentialFile(path, what, {
+    maxBytes,
+    fail: (message) => new KubeconfigError(message),
+  });
 }
 
 /** In-cluster config from the service host/port and the mounted token, CA and namespace. */
@@ -43,14 +52,16 @@ export async function inClusterConfig(
   const port = env("KUBERNETES_SERVICE_PORT");
   if (!host || !port) return undefined;
   const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
-  const caData = await readIfExists(`${dir}/ca.crt`);
-  if (!caData || (await readIfExists(`${dir}/token`)) === undefined) {
+  const caData = await readIfExists(`${dir}/ca.crt`, "the service-account CA");
+  const token = await readIfExists(`${dir}/token`, "the service-account token", MAX_TOKEN_BYTES);
+  if (!caData || token === undefined) {
     throw new KubeconfigError(
       `KUBERNETES_SERVICE_HOST is set but ${dir}/token or ca.crt is missing: mount the ` +
         `service-account token (automountServiceAccountToken: true) or pass --kubeconfig`,
     );
   }
-  const namespace = (await readIfExists(`${dir}/namespace`))?.trim();
+  const namespace = (await readIfExists(`${dir}/namespace`, "the service-account namespace"))
+    ?.trim();
   return {
     server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
     caData,
@@ -68,7 +79,7 @@ export async function loadClusterConfig(options: LoadOptions = {}): Promise<Clus
   const fromFiles = async (paths: string[], required: boolean) => {
     const sources: KubeconfigSource[] = [];
     for (const path of paths) {
-      const text = await readIfExists(path);
+      const text = await readIfExists(path, "the kubeconfig");
       if (text === undefined) {
         if (required) {
           throw new KubeconfigError(`--kubeconfig ${path}: file not found`, { misuse: true });

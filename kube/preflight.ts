@@ -7,7 +7,7 @@ import type { ClusterConfig } from "./cluster_config.ts";
 import type { KubeClient } from "./client.ts";
 import { ApiError } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
-import { CredentialError } from "./transport.ts";
+import { CredentialError } from "./credential_source.ts";
 
 /** Something about the environment stops the operator from starting; its message is the fix. */
 export class StartupError extends Error {

@@ -74,6 +74,24 @@ export class RateLimiter {
     });
   }
 
+  /**
+   * Takes a turn now if one is free and nobody waits for it; false (nothing taken) if not. For
+   * work an untrusted caller causes, which must not queue behind, or grow, a line of waiters.
+   */
+  tryTake(): boolean {
+    if (this.#urgent.length || this.#normal.length || this.#delay() > 0) {
+      this.refused++;
+      return false;
+    }
+    this.#tokens -= 1;
+    this.#sent.push(performance.now());
+    if (this.#sent.length > this.#perWindow) this.#sent.shift();
+    return true;
+  }
+
+  /** Turns `tryTake` did not give, since the limiter was made. */
+  refused = 0;
+
   /** Lets waiters go, urgent ones first, as tokens and the window allow. */
   async #pump(): Promise<void> {
     if (this.#pumping) return;

@@ -93,3 +93,15 @@ Deno.test("nonsense limits are refused by name", () => {
   expect(() => new RateLimiter({ qps: 0, burst: 1 })).toThrow(/qps must be a positive number/);
   expect(() => new RateLimiter({ qps: 1, burst: 0.5 })).toThrow(/burst must be a whole number/);
 });
+
+Deno.test("tryTake takes a free turn or none, and never queues", async () => {
+  const limiter = new RateLimiter({ qps: 20, burst: 3 });
+  expect([1, 2, 3, 4].map(() => limiter.tryTake())).toEqual([true, true, true, false]);
+  expect(limiter.refused).toBe(1);
+  await new Promise((resolve) => setTimeout(resolve, 120)); // two turns come back
+  expect([limiter.tryTake(), limiter.tryTake()]).toEqual([true, true]);
+  // A waiter is first in line: a free turn is its, not tryTake's.
+  const waiting = limiter.wait();
+  expect(limiter.tryTake()).toBe(false);
+  await waiting;
+});

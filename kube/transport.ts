@@ -1,28 +1,20 @@
 /** Sends HTTP requests to one cluster: TLS from the config, and the credentials on every request. */
 import { getLogger } from "@logtape/logtape";
-import type { ClusterConfig, ExecConfig } from "./cluster_config.ts";
+import type { ClusterConfig } from "./cluster_config.ts";
 import { ConnectionHealth } from "./connection_health.ts";
+import {
+  checkToken,
+  CredentialError,
+  MAX_TOKEN_BYTES,
+  readCredentialFile,
+} from "./credential_source.ts";
+import { type ExecCredential, runExecPlugin } from "./exec_credential.ts";
 import { NetworkError, networkErrorFrom } from "./network_error.ts";
-import { safeExcerpt } from "./secret_redaction.ts";
 
 const log = getLogger(["ptemplate", "client"]);
 
 /** How long a token read from `tokenFile` is trusted before it is read again (client-go uses 1 min). */
 const TOKEN_FILE_TTL_MS = 60_000;
-
-/** What an exec credential plugin printed (`ExecCredential.status`). */
-interface ExecCredential {
-  token?: string;
-  clientCertificateData?: string;
-  clientKeyData?: string;
-  /** Local time (ms) after which it must be fetched again; undefined means never. */
-  expiresAt?: number;
-}
-
-/** A credential could not be had (an exec plugin failed, a token file is missing). */
-export class CredentialError extends Error {
-  override readonly name = "CredentialError";
-}
 
 /** One request as the client sends it. */
 export interface Exchange {
@@ -95,7 +87,16 @@ export class Transport {
     const headers = new Headers(exchange.headers);
     const exec = this.config.exec ? await this.#execCredential() : undefined;
     const token = exec ? exec.credential.token : await this.#token();
-    if (token && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+    if (token && !headers.has("authorization")) {
+      try {
+        headers.set("authorization", `Bearer ${token}`);
+      } catch {
+        // Its message quotes the header, token and all; the sources are checked, this is a guard.
+        throw new CredentialError(
+          `the token from ${this.config.source} cannot go in an HTTP header; it is not shown`,
+        );
+      }
+    }
     const limit = exchange.beforeSend?.();
     const timeoutMs = typeof limit === "number"
       ? Math.max(1, exchange.timeoutMs ? Math.min(limit, exchange.timeoutMs) : limit)
@@ -245,91 +246,13 @@ export class Transport {
     if (!this.config.tokenFile) return undefined;
     const now = Date.now();
     if (!this.#fileToken || now - this.#fileToken.readAt > TOKEN_FILE_TTL_MS) {
-      let value: string;
-      try {
-        value = (await Deno.readTextFile(this.config.tokenFile)).trim();
-      } catch (error) {
-        throw new CredentialError(
-          `cannot read the token file ${this.config.tokenFile} (from ${this.config.source}): ` +
-            `${
-              error instanceof Deno.errors.NotFound
-                ? "it does not exist"
-                : safeExcerpt(String(error))
-            }`,
-        );
-      }
+      const what = `the token file (from ${this.config.source})`;
+      const value = (await readCredentialFile(this.config.tokenFile, what, {
+        maxBytes: MAX_TOKEN_BYTES,
+      })).trim();
+      checkToken(value, `the token file ${this.config.tokenFile}`);
       this.#fileToken = { value, readAt: now };
     }
     return this.#fileToken.value;
   }
-}
-
-/**
- * Runs a `client.authentication.k8s.io/v1` exec plugin non-interactively and reads the
- * ExecCredential it prints. What it printed never goes into an error beyond the first line of
- * its stderr with anything token-shaped redacted: plugins print tokens, and errors end up in logs.
- */
-async function runExecPlugin(exec: ExecConfig, source: string): Promise<ExecCredential> {
-  const apiVersion = exec.apiVersion ?? "client.authentication.k8s.io/v1";
-  const env: Record<string, string> = {
-    KUBERNETES_EXEC_INFO: JSON.stringify({
-      apiVersion,
-      kind: "ExecCredential",
-      spec: { interactive: false },
-    }),
-  };
-  for (const { name, value } of exec.env ?? []) env[name] = value;
-  const plugin = `exec credential plugin "${exec.command}" (from ${source})`;
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command(exec.command, {
-      args: exec.args ?? [],
-      env,
-      cwd: exec.cwd,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-  } catch (error) {
-    const missing = error instanceof Deno.errors.NotFound;
-    throw new CredentialError(
-      `${plugin} could not be started: ${
-        missing
-          ? "no such program; install it, or put it on PATH"
-          : safeExcerpt((error as Error).message)
-      }`,
-    );
-  }
-  if (!output.success) {
-    const said = safeExcerpt(new TextDecoder().decode(output.stderr));
-    throw new CredentialError(
-      `${plugin} exited with code ${output.code}${said ? `: ${said}` : ""}; run it by hand to ` +
-        `see why (it may need a login)`,
-    );
-  }
-  const stdout = new TextDecoder().decode(output.stdout);
-  let status: Record<string, string | undefined>;
-  try {
-    const parsed = JSON.parse(stdout);
-    if (parsed?.kind !== "ExecCredential") throw new Error();
-    status = parsed.status ?? {};
-  } catch {
-    // Not even a fragment of the output: a plugin that prints a bare token would leak it here.
-    throw new CredentialError(
-      `${plugin} did not print an ExecCredential (JSON with kind ExecCredential) but ` +
-        `${output.stdout.length} bytes of something else`,
-    );
-  }
-  if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
-    throw new CredentialError(
-      `${plugin} printed neither a token nor a client certificate and key`,
-    );
-  }
-  const expiresAt = status.expirationTimestamp ? Date.parse(status.expirationTimestamp) : undefined;
-  return {
-    token: status.token,
-    clientCertificateData: status.clientCertificateData,
-    clientKeyData: status.clientKeyData,
-    expiresAt: Number.isNaN(expiresAt) ? undefined : expiresAt,
-  };
 }

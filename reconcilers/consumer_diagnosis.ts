@@ -49,6 +49,60 @@ const FAILING = new Set([
   "CreateContainerError",
 ]);
 
+/** Waiting reasons that say the kubelet could not, or would not, pull the image. */
+const IMAGE_REFUSED = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName"]);
+
+/** A container of one of `pods` whose image the kubelet cannot pull, first by pod name. */
+export interface ImageFailure {
+  pod: string;
+  namespace?: string;
+  container: string;
+  image?: string;
+  reason: string;
+  message?: string;
+}
+
+export function imageFailure(pods: Pod[]): ImageFailure | undefined {
+  const byName = (a: Pod, b: Pod) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
+  for (const pod of [...pods].sort(byName)) {
+    const statuses = [
+      ...(pod.status?.initContainerStatuses ?? []),
+      ...(pod.status?.containerStatuses ?? []),
+    ];
+    const failing = statuses.find((c) => IMAGE_REFUSED.has(c.state?.waiting?.reason ?? ""));
+    if (!failing) continue;
+    const spec = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])]
+      .find((c) => c.name === failing.name);
+    return {
+      pod: pod.metadata?.name ?? "",
+      namespace: pod.metadata?.namespace,
+      container: failing.name,
+      image: spec?.image ?? failing.image,
+      reason: failing.state!.waiting!.reason!,
+      message: failing.state!.waiting!.message,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * What to say about an image the kubelet refuses: which field of the Ptemplate names it, and
+ * what to check. `field` is undefined for an image the operator chose (KMM's module loader).
+ */
+export function imageFailureMessage(failure: ImageFailure, whose: string, field?: string): string {
+  const said = `${failure.reason}${failure.message ? `: ${failure.message}` : ""}`;
+  const fix = failure.reason === "InvalidImageName"
+    ? `the kubelet refuses the name itself; ${field ? `fix ${field}` : "report it"}`
+    : `check that ${field ?? "the image"} names an image and tag that exist, and for a private ` +
+      `registry that spec.imageRepoSecret names a pull secret with access to it`;
+  return `${whose} pod ${failure.pod} cannot pull image ${
+    failure.image ?? "(unknown)"
+  } (${said}): ` +
+    `${fix} (kubectl describe pod ${failure.pod}${
+      failure.namespace ? ` -n ${failure.namespace}` : ""
+    })`;
+}
+
 /** A FailedCreate event older than this is not news, even if pods are still missing. */
 const EVENT_RELEVANCE_MS = 15 * 60_000;
 
@@ -184,6 +238,15 @@ export function diagnoseConsumers(world: ConsumerWorld): ConditionInput {
     }
   }
 
+  const image = imageFailure(world.pods);
+  if (image) {
+    return {
+      type,
+      status: "False",
+      reason: "ConsumerImageFailed",
+      message: imageFailureMessage(image, "consumer", "spec.consumerimage"),
+    };
+  }
   const byName = (a: Pod, b: Pod) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
   for (const pod of [...world.pods].sort(byName)) {
     const name = pod.metadata?.name;

@@ -149,9 +149,37 @@ Deno.test("pods: the scheduler's reason for a Pending pod, a container that keep
     },
   };
   expect(diagnose({ daemonSet: ds(2, 2, 1), pods: [pulling] })).toMatchObject({
+    reason: "ConsumerImageFailed",
+    message: "consumer pod p-consumer-b cannot pull image x (ImagePullBackOff: Back-off pulling " +
+      "image): check that spec.consumerimage names an image and tag that exist, and for a " +
+      "private registry that spec.imageRepoSecret names a pull secret with access to it " +
+      "(kubectl describe pod p-consumer-b)",
+  });
+  const invalid: Pod = {
+    metadata: { name: "p-consumer-c", namespace: "ns" },
+    spec: { containers: [{ name: "consumer", image: "a".repeat(64) }] },
+    status: {
+      phase: "Pending",
+      containerStatuses: [{
+        name: "consumer",
+        image: "",
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason: "InvalidImageName", message: "Failed to apply default tag" } },
+      }],
+    },
+  };
+  expect(diagnose({ daemonSet: ds(2, 2, 1), pods: [invalid] })).toMatchObject({
+    reason: "ConsumerImageFailed",
+    message: expect.stringMatching(
+      /^consumer pod p-consumer-c cannot pull image a{64} \(InvalidImageName: .*\): the kubelet refuses the name itself; fix spec\.consumerimage \(kubectl describe pod p-consumer-c -n ns\)$/,
+    ),
+  });
+  const crashing = structuredClone(pulling);
+  crashing.status!.containerStatuses![0].state = { waiting: { reason: "CrashLoopBackOff" } };
+  expect(diagnose({ daemonSet: ds(2, 2, 1), pods: [crashing] })).toMatchObject({
     reason: "ConsumersFailing",
-    message: "pod p-consumer-b: container consumer is waiting: ImagePullBackOff: Back-off " +
-      "pulling image (kubectl describe pod p-consumer-b)",
   });
   expect(diagnose({ daemonSet: ds(2, 2, 1) })).toMatchObject({ reason: "RollingOut" });
 });

@@ -1,9 +1,17 @@
 /**
  * What `kubectl apply` of a Ptemplate is told before anything breaks, as admission warnings: the
  * namespace's Pod Security level will refuse the privileged consumer pods; the pull secret does
- * not exist; no node matches the selector; a child's name is taken by an object we do not
- * control. CEL sees one object alone; these need the cluster. Nothing is refused here: each of
- * these can be put right after the Ptemplate is made, and the schema refuses what never works.
+ * not exist; a child's name is taken by an object we do not control. CEL sees one object alone;
+ * these need the cluster. Nothing is refused here: each of these can be put right after the
+ * Ptemplate is made, and the schema refuses what never works.
+ *
+ * Whoever reaches the webhook can post a review, so a warning must not tell them what they could
+ * not read themselves. Each fact is looked at only in the request's own namespace (the Namespace,
+ * the Secret and the children the Ptemplate names there), and only when the review's requester
+ * may read it (a SubjectAccessReview, cached); otherwise it is skipped, and the answer is the same
+ * whether the object exists or not. Nodes are cluster-scoped and not looked at (the status says
+ * `NoMatchingNodes` once the Ptemplate exists). Modules and DaemonSets come from the cache; the
+ * Namespace and the Secret through admission's own rate-limited client, 2 s at most each.
  */
 import {
   type AdmissionContext,
@@ -14,8 +22,8 @@ import {
   isApiError,
   type KubeObject,
   NAMESPACE,
-  NODE,
   type Permission,
+  type Resource,
   SECRET,
 } from "../mod.ts";
 import { MODULE } from "../crds/kmm_module.ts";
@@ -24,23 +32,21 @@ import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 
 const PSA_ENFORCE = "pod-security.kubernetes.io/enforce";
 
-/** What the warnings read: the namespace, the pull secret, nodes, and the children by name. */
+/** What the warnings read from the API server: the namespace and the pull secret (children: the cache). */
 export const PTEMPLATE_ADMISSION_READS: Permission[] = [
   { resource: NAMESPACE, verbs: ["get"] },
   { resource: SECRET, verbs: ["get"] },
-  { resource: NODE, verbs: ["list"] },
-  { resource: MODULE, verbs: ["get"] },
-  { resource: DAEMON_SET, verbs: ["get"] },
 ];
 
-/** What the warnings are made from; `undefined` where we could not look (no permission, say). */
+/**
+ * What the warnings are made from; `undefined` where we did not look (the requester may not read
+ * it, or the API server did not answer).
+ */
 export interface AdmissionFacts {
   /** The namespace's enforced Pod Security level. */
   podSecurity?: string;
   /** Whether the pull secret exists. */
   secretExists?: boolean;
-  /** Nodes with every label of the selector (0 or more; at most 1 is looked for). */
-  matchingNodes?: number;
   /** Children's names in use by objects this Ptemplate does not control. */
   taken: { kind: string; name: string; controller?: string }[];
 }
@@ -65,13 +71,6 @@ export function ptemplateWarnings(pt: Ptemplate, facts: AdmissionFacts): string[
         `module and consumer images cannot be pulled`,
     );
   }
-  if (facts.matchingNodes === 0) {
-    const labels = Object.entries(spec.selector).map(([k, v]) => `${k}=${v}`).join(",");
-    warnings.push(
-      `spec.selector: no node has the labels ${labels}: label nodes ` +
-        `(kubectl label node <node> ${labels}) or change spec.selector; until then nothing runs`,
-    );
-  }
   for (const { kind, name, controller } of facts.taken) {
     warnings.push(
       `${kind} ${namespace}/${name} already exists and ${
@@ -82,32 +81,51 @@ export function ptemplateWarnings(pt: Ptemplate, facts: AdmissionFacts): string[
   return warnings;
 }
 
-/** Looks at the cluster for the facts, each read on its own and none for longer than 2 s. */
-async function factsFor(pt: Ptemplate, context: AdmissionContext): Promise<AdmissionFacts> {
+/** Looks at what the requester may read, in the request's namespace, each within 2 s. */
+async function factsFor(
+  pt: Ptemplate,
+  namespace: string,
+  context: AdmissionContext,
+): Promise<AdmissionFacts> {
   const signal = AbortSignal.timeout(2_000);
-  const namespace = pt.metadata!.namespace!;
   const spec = effectiveSpec(pt.spec);
-  const quietly = <T>(read: Promise<T>) => read.then((v) => v, () => undefined);
-  const exists = (read: Promise<unknown>) =>
-    read.then(() => true, (error) => isApiError(error, 404) ? false : undefined);
-  const labels = Object.entries(spec.selector).map(([k, v]) => `${k}=${v}`).join(",");
+  const name = pt.metadata!.name!;
+  const may = (resource: Resource, object: string) =>
+    context.requesterMay("get", resource, { namespace, name: object });
+  const read = async <T>(resource: Resource, object: string, look: () => Promise<T>) =>
+    await may(resource, object) ? await look() : undefined;
   const client = context.client;
-  const [ns, secretExists, nodes, module, daemonSet] = await Promise.all([
-    quietly(client.get(NAMESPACE, namespace, { signal })),
+  const [ns, secretExists, module, daemonSet] = await Promise.all([
+    read(
+      NAMESPACE,
+      namespace,
+      () => client.get(NAMESPACE, namespace, { signal }).catch(() => undefined),
+    ),
     spec.pullSecret
-      ? exists(client.get(SECRET, spec.pullSecret, { namespace, signal }))
-      : Promise.resolve(undefined),
-    labels ? quietly(client.list(NODE, { labelSelector: labels, limit: 1, signal })) : undefined,
-    context.installed(MODULE)
-      ? quietly(client.get(MODULE, pt.metadata!.name!, { namespace, signal }))
+      ? read(
+        SECRET,
+        spec.pullSecret,
+        () =>
+          client.get(SECRET, spec.pullSecret!, { namespace, signal }).then(
+            () => true,
+            (error) => isApiError(error, 404) ? false : undefined,
+          ),
+      )
       : undefined,
-    quietly(client.get(DAEMON_SET, consumerDaemonSetName(pt), { namespace, signal })),
+    context.installed(MODULE)
+      ? read(MODULE, name, () => Promise.resolve(context.cache(MODULE).get(namespace, name)))
+      : undefined,
+    read(
+      DAEMON_SET,
+      consumerDaemonSetName(pt),
+      () => Promise.resolve(context.cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt))),
+    ),
   ]);
   const taken: AdmissionFacts["taken"] = [];
   for (const [kind, child] of [["Module", module], ["DaemonSet", daemonSet]] as const) {
     if (!child) continue;
     const owner = controllerOf(child as KubeObject);
-    const ours = owner?.kind === PTEMPLATE.kind && owner.name === pt.metadata?.name &&
+    const ours = owner?.kind === PTEMPLATE.kind && owner.name === name &&
       (!pt.metadata?.uid || owner.uid === pt.metadata.uid);
     if (!ours) {
       taken.push({
@@ -117,12 +135,7 @@ async function factsFor(pt: Ptemplate, context: AdmissionContext): Promise<Admis
       });
     }
   }
-  return {
-    podSecurity: ns?.metadata?.labels?.[PSA_ENFORCE],
-    secretExists,
-    matchingNodes: nodes?.items.length,
-    taken,
-  };
+  return { podSecurity: ns?.metadata?.labels?.[PSA_ENFORCE], secretExists, taken };
 }
 
 /** The Ptemplate's validating admission: warnings on create and update, never a refusal. */
@@ -132,6 +145,9 @@ export async function validatePtemplate(
 ): Promise<AdmissionVerdict> {
   if (request.operation !== "CREATE" && request.operation !== "UPDATE") return {};
   const pt = request.object;
-  if (!pt?.metadata?.namespace || !pt.spec?.selector) return {};
-  return { warnings: ptemplateWarnings(pt, await factsFor(pt, context)) };
+  // The request's namespace, which the object's (when it has one) was checked to be.
+  const namespace = request.namespace;
+  if (!namespace || !pt?.metadata?.name || !pt.spec?.selector) return {};
+  const named = { ...pt, metadata: { ...pt.metadata, namespace } };
+  return { warnings: ptemplateWarnings(named, await factsFor(named, namespace, context)) };
 }

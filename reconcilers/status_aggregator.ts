@@ -32,11 +32,23 @@ import {
   type PtemplateStatus,
 } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
-import { devicesOf, diagnoseConsumers, nodeUnschedulable } from "./consumer_diagnosis.ts";
+import {
+  devicesOf,
+  diagnoseConsumers,
+  imageFailure,
+  imageFailureMessage,
+  nodeUnschedulable,
+} from "./consumer_diagnosis.ts";
 import { PTEMPLATE_ADMISSION_READS, validatePtemplate } from "./ptemplate_admission.ts";
 
 /** Consumer pods only: every pod of a Ptemplate's DaemonSet carries this label, no other does. */
 export const CONSUMER_PODS = scoped(POD, { labelSelector: PTEMPLATE_UID_LABEL });
+/** KMM's own label on the pods of its module loader and device plugin DaemonSets. */
+export const KMM_MODULE_LABEL = "kmm.node.kubernetes.io/module.name";
+/** KMM's role label: `module-loader` or `device-plugin`. */
+export const KMM_ROLE_LABEL = "kmm.node.kubernetes.io/role";
+/** The pods KMM runs for Modules (only those: a label-scoped cache), to see their images fail. */
+export const KMM_PODS = scoped(POD, { labelSelector: KMM_MODULE_LABEL });
 /** What the DaemonSet controller says when admission (Pod Security, say) refuses its pods. */
 export const FAILED_CREATES = scoped(EVENT, {
   fieldSelector: "involvedObject.kind=DaemonSet,reason=FailedCreate",
@@ -52,6 +64,8 @@ export interface Observed {
   daemonSet?: DaemonSet;
   /** Pods controlled by the consumer DaemonSet. */
   pods: Pod[];
+  /** The pods KMM runs for the Module (module loader and device plugin). */
+  kmmPods?: Pod[];
   /** Children that could not be written: in someone else's hands, refused, or looping. */
   problems?: ChildProblem[];
   /** Nodes whose labels match the selector; undefined when nodes cannot be seen (namespaced). */
@@ -75,6 +89,9 @@ const BLOCKERS = new Set([
   "InsufficientDevices",
   "ConsumersUnschedulable",
   "ConsumersFailing",
+  "ConsumerImageFailed",
+  "DevicePluginImageFailed",
+  "KernelModuleImageFailed",
 ]);
 
 /** A condition that reports what went wrong with a child, if anything did. */
@@ -119,6 +136,24 @@ function kmmCondition(
   }
   const problem = problemCondition(type, "Module", observed);
   if (problem) return problem;
+  // Before KMM's counters: a pod that cannot pull its image never counts, and KMM says only
+  // that it is not available. The Module's events name nothing either.
+  const role = part === "devicePlugin" ? "device-plugin" : "module-loader";
+  const image = imageFailure(
+    (observed.kmmPods ?? []).filter((p) => p.metadata?.labels?.[KMM_ROLE_LABEL] === role),
+  );
+  if (image) {
+    return {
+      type,
+      status: "False",
+      reason: part === "devicePlugin" ? "DevicePluginImageFailed" : "KernelModuleImageFailed",
+      message: imageFailureMessage(
+        image,
+        `KMM's ${role}`,
+        part === "devicePlugin" ? "spec.deviceplugin" : undefined,
+      ),
+    };
+  }
   if (!observed.module) {
     return {
       type,
@@ -300,6 +335,15 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
         ),
     },
     {
+      // KMM's pods of a Module carry its name: the Ptemplate of that name in that namespace.
+      resource: KMM_PODS,
+      map: (pod, { cache }) => {
+        const name = pod.metadata?.labels?.[KMM_MODULE_LABEL];
+        const namespace = pod.metadata?.namespace;
+        return name && cache(PTEMPLATE).get(namespace, name) ? [{ namespace, name }] : [];
+      },
+    },
+    {
       resource: FAILED_CREATES,
       map: (event, { cache }) => {
         const about = (event as Event & KubeObject).involvedObject;
@@ -346,6 +390,9 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
     const nodes = installed(NODE)
       ? cache(NODE).list().filter((node) => selects(pt, node))
       : undefined;
+    const kmmPods = module
+      ? cache(KMM_PODS).list({ namespace, labelSelector: `${KMM_MODULE_LABEL}=${name}` })
+      : [];
     const failedCreates = dsUid
       ? cache(FAILED_CREATES).list({ namespace }).filter((e) => e.involvedObject.uid === dsUid)
       : [];
@@ -370,6 +417,7 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
       module,
       daemonSet,
       pods,
+      kmmPods,
       problems: found,
       nodes,
       failedCreates,

@@ -127,3 +127,45 @@ Deno.test("status: unchanged conditions keep their transition time, so nothing i
     "2026-01-01T00:00:00Z",
   );
 });
+
+Deno.test("status: a KMM pod that cannot pull its image is named, before waiting for KMM", () => {
+  const kmmPod = (role: string, reason: string) => ({
+    metadata: {
+      name: `p-${role}-x`,
+      namespace: "n",
+      labels: { "kmm.node.kubernetes.io/module.name": "p", "kmm.node.kubernetes.io/role": role },
+    },
+    spec: { containers: [{ name: role, image: "quay.io/a/plugin:gone" }] },
+    status: {
+      containerStatuses: [{
+        name: role,
+        image: "",
+        imageID: "",
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason, message: "manifest unknown" } },
+      }],
+    },
+  });
+  const observed: Observed = {
+    kmmInstalled: true,
+    module: module(),
+    pods: [],
+    kmmPods: [kmmPod("device-plugin", "ErrImagePull")],
+  };
+  expect(condition(observed, "DevicePluginAvailable")).toMatchObject({
+    status: "False",
+    reason: "DevicePluginImageFailed",
+    message: "KMM's device-plugin pod p-device-plugin-x cannot pull image quay.io/a/plugin:gone " +
+      "(ErrImagePull: manifest unknown): check that spec.deviceplugin names an image and tag " +
+      "that exist, and for a private registry that spec.imageRepoSecret names a pull secret " +
+      "with access to it (kubectl describe pod p-device-plugin-x -n n)",
+  });
+  // Ready names it rather than "WaitingForKMM" for the kernel module, which is only waiting.
+  expect(condition(observed, "KernelModuleLoaded").reason).toBe("WaitingForKMM");
+  expect(condition(observed, "Ready").reason).toBe("DevicePluginImageFailed");
+  expect(
+    condition({ ...observed, kmmPods: [kmmPod("module-loader", "ImagePullBackOff")] }, "Ready")
+      .reason,
+  ).toBe("KernelModuleImageFailed");
+});

@@ -14,6 +14,11 @@
  *   and reported, unless the plugin opted in to adopting that kind.
  * - Pruning deletes with the child's uid as a precondition.
  *
+ * A child is wholly ours: what other field managers add to its body is taken out again, with a
+ * Warning Event naming the fields and who set them (the argument, and what is tolerated, is in
+ * foreign_fields.ts). A child whose managedFields have no entry of ours (someone cleared them) is
+ * applied again, after which the API server attributes everything else to `before-first-apply`.
+ *
  * A created object's fields belong to an "Update" entry of our field manager, which server-side
  * apply never lets go of: a field later dropped from the desired object would stay for good.
  * Before the first apply to a child we created, that entry is relabelled "Apply" (what kubectl's
@@ -32,6 +37,12 @@ import {
   stampChild,
 } from "./desired_state.ts";
 import type { EventRecorder } from "./events.ts";
+import {
+  describeForeign,
+  type ForeignField,
+  foreignFields,
+  removalPatch,
+} from "./foreign_fields.ts";
 import type { InformerPool } from "./informer_pool.ts";
 import type { Logger } from "./logging.ts";
 import { controllerOf, ownershipOf, ownershipProblem } from "./ownership.ts";
@@ -132,18 +143,47 @@ export class Applier {
       }
       // Being deleted (a replacement, or someone's foreground delete): made anew once it is gone.
       if (cached?.metadata?.deletionTimestamp) continue;
-      if (ownership.state === "ours" && childUpToDate(stamped, cached)) continue;
       const label = `${resource.kind} ${name}`;
+      /** A write the guard refused: reported without an Event (it went out when the loop was found). */
+      const paused = (retryInMs: number, message: string) => {
+        result.retryInMs = Math.min(result.retryInMs ?? Infinity, retryInMs);
+        report({ kind: resource.kind, name, reason: "WriteLoopDetected", message }, false);
+      };
+      // Additions first: a foreign list item also makes the child look out of date, and applying
+      // again cannot take it out.
+      const claimed = ownership.state === "ours" && this.#claimed(cached!);
+      // Other plugins' entries carry no field sets in the cache (slim.ts), so they count as ours.
+      const foreign = claimed
+        ? foreignFields(cached!, stamped, {
+          ours: new Set([this.#deps.name]),
+          tolerate: kind.tolerate,
+        })
+        : [];
+      if (foreign.length) {
+        const allowed = this.#mayWrite(
+          parent,
+          id,
+          label,
+          () => `someone keeps adding ${describeForeign(foreign, 3)}`,
+        );
+        if (allowed !== true) {
+          paused(
+            allowed,
+            `${label}: someone keeps adding fields the operator removes ` +
+              `(${describeForeign(foreign, 3)}); writes to it are paused`,
+          );
+          continue;
+        }
+        await this.#removeForeign(parent, kind, cached!, foreign, signal, log);
+        continue;
+      }
+      if (claimed && childUpToDate(stamped, cached)) continue;
       const allowed = this.#mayWrite(parent, id, label, () => describeChange(stamped, cached));
       if (allowed !== true) {
-        result.retryInMs = Math.min(result.retryInMs ?? Infinity, allowed);
-        report({
-          kind: resource.kind,
-          name,
-          reason: "WriteLoopDetected",
-          message: `${label} keeps being rewritten without a change to the spec; writes to it ` +
-            `are paused`,
-        }, false); // the Event went out when the loop was found
+        paused(
+          allowed,
+          `${label} keeps being rewritten without a change to the spec; writes to it are paused`,
+        );
         continue;
       }
       let verb: "Created" | "Updated" | "Adopted" | "Replaced";
@@ -333,6 +373,77 @@ export class Applier {
       });
       return `${immutable.field ?? "a field"} cannot change in place`;
     }
+  }
+
+  /** True when a field set of ours is among the child's managed fields (nobody cleared them). */
+  #claimed(cached: KubeObject): boolean {
+    return (cached.metadata?.managedFields ?? []).some((e) =>
+      e.manager === this.#deps.name && !e.subresource
+    );
+  }
+
+  /**
+   * Takes out of a child what other field managers added (one JSON patch, guarded by the uid and
+   * every value it removes), with a Warning Event. A patch the API server refuses as invalid
+   * (the object cannot stand without the addition) deletes the child instead, to be made anew.
+   */
+  async #removeForeign(
+    parent: KubeObject,
+    kind: OwnedKind,
+    cached: KubeObject,
+    foreign: ForeignField[],
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<void> {
+    const { resource } = kind;
+    const meta = cached.metadata!;
+    const label = `${resource.kind} ${meta.name}`;
+    const what = describeForeign(foreign);
+    let detail = "";
+    try {
+      const patched = await this.#deps.client.request<KubeObject>(
+        "PATCH",
+        resourcePath(resource, {
+          namespace: resource.namespaced ? meta.namespace : undefined,
+          name: meta.name!,
+        }),
+        {
+          signal,
+          query: { fieldManager: this.#deps.name },
+          contentType: "application/json-patch+json",
+          body: removalPatch(cached, foreign),
+        },
+      );
+      this.#observe(resource, { ...patched, apiVersion: cached.apiVersion, kind: cached.kind });
+    } catch (error) {
+      if (!isApiError(error, 422)) throw error;
+      // A failed `test` has no causes: the child moved since the cache saw it; look again.
+      if (!error.causes.length) {
+        throw new TemporaryError(`${label} changed while its foreign fields were removed`, {
+          retryAfterMs: 1_000,
+          cause: error,
+        });
+      }
+      await this.#deps.client.delete(resource, meta.name!, {
+        namespace: meta.namespace,
+        propagationPolicy: "Background",
+        uid: meta.uid,
+        signal,
+      });
+      detail = `; they could not be taken out (${error.causes[0].message ?? error.message}), ` +
+        `so it is deleted and made anew`;
+    }
+    log.warn("removed from {kind} {child} what others added: {fields}", {
+      kind: resource.kind,
+      child: meta.name,
+      fields: what,
+    });
+    this.#deps.events.record(parent, {
+      type: "Warning",
+      reason: "ForeignFieldsRemoved",
+      message: `Removed from ${label} what other field managers added: ${what}${detail}. ` +
+        `Its children are wholly the operator's: change the ${parent.kind} instead`,
+    });
   }
 
   /** Relabels our "Update" ownership entry (from creating the object) as "Apply", once. */

@@ -11,7 +11,7 @@ import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { ReconnectBackoff } from "./backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./logging.ts";
-import { slim } from "./slim.ts";
+import { slim, type SlimOptions } from "./slim.ts";
 import { Store, type StoreChange } from "./store.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
@@ -35,6 +35,8 @@ export interface InformerOptions {
   skipped?: boolean;
   /** The plugins work without it: a 403 makes it unavailable (like a missing CRD), not stuck. */
   optional?: boolean;
+  /** What the cache drops of each object (see slim.ts). */
+  slim?: SlimOptions;
 }
 
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;
@@ -103,7 +105,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   observe(object: T): void {
     if (this.namespace && object.metadata?.namespace !== this.namespace) return;
-    const change = this.store.upsertIfNewer(slim(object));
+    const change = this.store.upsertIfNewer(slim(object, this.#options.slim));
     if (change) this.#emit([change]);
   }
 
@@ -211,7 +213,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const kind = this.resource.kind;
     const apiVersion = apiVersionOf(this.resource);
     // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
-    for (const item of items) slim(Object.assign(item, { apiVersion, kind }));
+    for (const item of items) slim(Object.assign(item, { apiVersion, kind }), this.#options.slim);
     this.#emit(this.store.replace(items));
     this.#markSynced();
     if (appeared) {
@@ -262,7 +264,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         const change = event.type === "DELETED"
           ? this.store.remove(event.object)
-          : this.store.upsert(slim(event.object));
+          : this.store.upsert(slim(event.object, this.#options.slim));
         if (rv) this.#resourceVersion = rv;
         if (change) this.#emit([change]);
       }

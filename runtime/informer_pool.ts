@@ -17,6 +17,11 @@ export interface InformerPoolOptions {
   /** Passed to every informer; see InformerOptions. */
   silenceTimeoutMs?: number;
   missingKindRetryMs?: number;
+  /**
+   * The kinds plugins write as children, and the runtime's field managers (the plugins' names):
+   * their caches keep other managers' field sets, so additions to a child can be seen.
+   */
+  children?: { resources: Resource[]; managers: ReadonlySet<string> };
 }
 
 /** One informer (per namespace) for each kind and selectors. */
@@ -78,6 +83,10 @@ export class InformerPool {
       const restricted = Boolean(this.#options.namespaces?.length);
       const scopes = resource.namespaced && restricted ? this.#options.namespaces! : [undefined];
       const skipped = use.optional === true && restricted && !resource.namespaced;
+      const children = this.#options.children;
+      const slim = children?.resources.some((r) => resourceId(r) === id)
+        ? { keepFieldSetsExcept: children.managers }
+        : undefined;
       if (skipped) {
         this.#options.log.info(
           "not watching {kind}: it is cluster-scoped, optional, and the operator watches only " +
@@ -94,6 +103,7 @@ export class InformerPool {
           warnings: this.#warnings,
           silenceTimeoutMs: this.#options.silenceTimeoutMs,
           missingKindRetryMs: this.#options.missingKindRetryMs,
+          slim,
         })
       );
       this.#informers.set(id, informers);

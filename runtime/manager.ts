@@ -2,7 +2,13 @@
  * The shared event loop: starts the informers every plugin needs, waits for them to sync, runs the
  * controllers only while leader, serves metrics and probes, and shuts down gracefully.
  */
-import type { KeepAliveOptions, KubeClient, KubeObject } from "../kube/client.ts";
+import {
+  type KeepAliveOptions,
+  KubeClient,
+  type KubeObject,
+  type Unstructured,
+} from "../kube/client.ts";
+import { AccessReviewer } from "./access_review.ts";
 import { ChildProblems } from "./child_problems.ts";
 import { Controller } from "./controller.ts";
 import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
@@ -11,9 +17,19 @@ import { InformerPool } from "./informer_pool.ts";
 import { exposeProcessMetrics } from "./process_metrics.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
+import { StartupError } from "../kube/preflight.ts";
 import { Registry } from "./metrics.ts";
-import { MAX_CONCURRENCY, type Plugin } from "./plugin.ts";
-import { type BindAddress, Checks, type EndpointServer, serveEndpoints } from "./probes.ts";
+import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin.ts";
+import type { BindAddress } from "./http_front.ts";
+import {
+  HttpServer,
+  type HttpServerOptions,
+  type Route,
+  type ServerLimits,
+} from "./http_server.ts";
+import { metricsRoute } from "./metrics_endpoint.ts";
+import { Checks, probeRoutes } from "./probes.ts";
+import { selfSignedCertificate } from "./self_signed_certificate.ts";
 import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhook_server.ts";
 
@@ -33,8 +49,18 @@ export interface ManagerOptions {
   };
   /** Where to serve `/metrics`; undefined to not serve. `flag` names it in errors. */
   metricsBind?: BindAddress;
-  /** Where to serve `/healthz` and `/readyz`; undefined to not serve. */
+  /**
+   * Serve `/metrics` over HTTPS, only to callers the API server says may `get` it (TokenReview
+   * and SubjectAccessReview, cached, as controller-runtime's filter does; the operator needs to
+   * `create` both, which `ptemplate-operator rbac` grants). The certificate comes from
+   * `certificate` (asked again every few seconds), or is made at start and signed by itself.
+   * Without this, plain HTTP to anyone who reaches the port: keep that to loopback.
+   */
+  secureMetrics?: { certificate?: () => Promise<ServingCertificate | undefined> };
+  /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
+  /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
+  serverLimits?: Partial<ServerLimits>;
   /**
    * The plugins' admission and the CRDs' conversion over HTTPS, on every replica (leader or
    * not); `/readyz` fails while they are not served. Undefined to serve none.
@@ -44,7 +70,10 @@ export interface ManagerOptions {
     /** The serving certificate, asked again every few seconds (a rotation is taken at once). */
     certificate: () => Promise<ServingCertificate | undefined>;
     conversions?: Conversion[];
+    /** CRDs whose version schemas admitted objects are checked against. */
+    crds?: Unstructured[];
     reloadMs?: number;
+    limits?: Partial<ServerLimits>;
   };
   /**
    * How long in-flight reconciles may run after SIGTERM before they are cancelled; default 30 s.
@@ -122,6 +151,10 @@ export class Manager {
       namespaces: options.namespaces,
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
+      children: {
+        resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
+        managers: names,
+      },
     });
     if (options.leaderElection) {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.
@@ -168,7 +201,19 @@ export class Manager {
    */
   async run(signal: AbortSignal): Promise<void> {
     const informers = new AbortController();
-    const servers: EndpointServer[] = [];
+    const servers: HttpServer[] = [];
+    // Clients of their own for what callers cause (reviews, admission reads), apart from the
+    // reconcilers' rate limit; closed when the manager stops.
+    const callerClients: KubeClient[] = [];
+    const callerClient = (purpose: string, rateLimit?: { qps: number; burst: number }) => {
+      const client = new KubeClient(this.#options.client.transport.config, {
+        userAgent: `${this.#options.component ?? "ptemplate-operator"}/${purpose}`,
+        rateLimit,
+        maxRetries: 0,
+      });
+      callerClients.push(client);
+      return client;
+    };
     const readyz = new Checks("readyz");
     const healthz = new Checks("healthz");
     healthz.add("ping", () => undefined);
@@ -189,18 +234,7 @@ export class Manager {
       return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
     });
     const webhooks = this.#options.webhooks
-      ? new WebhookServer({
-        ...this.#options.webhooks,
-        plugins: this.#options.plugins,
-        // Reads only, and not through the fence: every replica answers the API server.
-        context: {
-          client: this.#options.client,
-          cache: (resource) => this.pool.cache(resource),
-          installed: (resource) => this.pool.informers(resource).every((i) => i.installed),
-          log: rootLog("webhooks"),
-        },
-        log: rootLog("webhooks"),
-      })
+      ? this.#webhookServer(this.#options.webhooks, callerClient)
       : undefined;
     this.webhooks = webhooks;
     if (webhooks) readyz.add("webhooks", () => webhooks.problem);
@@ -211,33 +245,19 @@ export class Manager {
     const { metricsBind, healthBind } = this.#options;
     let keepingAlive: Promise<void> | undefined;
     try {
-      if (metricsBind && healthBind && metricsBind.port === healthBind.port && metricsBind.port) {
-        const server = serveEndpoints(metricsBind, { metrics: this.registry, healthz, readyz });
-        servers.push(server);
-        this.endpoints.metricsPort = this.endpoints.healthPort = server.port;
-      } else {
-        if (metricsBind) {
-          const server = serveEndpoints(metricsBind, { metrics: this.registry });
-          servers.push(server);
-          this.endpoints.metricsPort = server.port;
-        }
-        if (healthBind) {
-          const server = serveEndpoints(healthBind, { healthz, readyz });
-          servers.push(server);
-          this.endpoints.healthPort = server.port;
-        }
-      }
-      for (
-        const [what, port, bind] of [
-          ["metrics", this.endpoints.metricsPort, metricsBind],
-          ["probes", this.endpoints.healthPort, healthBind],
-        ] as const
-      ) {
-        if (port !== undefined) {
+      for (const server of this.#endpointServers({ healthz, readyz }, callerClient)) {
+        servers.push(server.http);
+        await server.http.start();
+        for (const what of server.serves) {
+          const port = server.http.port!;
+          if (what === "metrics") this.endpoints.metricsPort = port;
+          else this.endpoints.healthPort = port;
+          const bind = what === "metrics" ? metricsBind! : healthBind!;
           this.#log.info("serving {what} on {address}", {
             what,
-            address: `${bind!.hostname}:${port}`,
+            address: `${bind.hostname}:${port}`,
             port,
+            https: what === "metrics" && Boolean(this.#options.secureMetrics),
           });
         }
       }
@@ -280,9 +300,84 @@ export class Manager {
       await keepingAlive;
       await withinMs(this.#events.close(), EVENTS_FLUSH_MS);
       await webhooks?.stop();
-      await Promise.all(servers.map((s) => s.shutdown()));
+      await Promise.all(servers.map((s) => s.stop()));
+      for (const client of callerClients) client.close();
       this.#log.info("stopped");
     }
+  }
+
+  /**
+   * The metrics and probe servers: one for both when they share a plain-HTTP port, else one
+   * each. Metrics over HTTPS cannot share the probes' port (the kubelet probes in plain HTTP).
+   */
+  #endpointServers(
+    probes: { healthz: Checks; readyz: Checks },
+    callerClient: (purpose: string) => KubeClient,
+  ): { http: HttpServer; serves: ("metrics" | "probes")[] }[] {
+    const { metricsBind, healthBind, secureMetrics, serverLimits } = this.#options;
+    const server = (
+      name: string,
+      bind: BindAddress,
+      routes: Route[],
+      tls?: HttpServerOptions["tls"],
+    ) => new HttpServer({ name, bind, routes, tls, limits: serverLimits, log: rootLog(name) });
+    const out: { http: HttpServer; serves: ("metrics" | "probes")[] }[] = [];
+    const probeRoutesNow = () => probeRoutes(probes.healthz, probes.readyz);
+    const shared = metricsBind && healthBind && metricsBind.port !== 0 &&
+      metricsBind.port === healthBind.port;
+    if (shared && secureMetrics) {
+      throw new StartupError(
+        `${metricsBind.flag ?? "the metrics address"} and ${
+          healthBind.flag ?? "the probes address"
+        } are the same port, but metrics are served over HTTPS and probes over HTTP: give ` +
+          "them different ports",
+      );
+    }
+    if (metricsBind) {
+      const reviewer = secureMetrics
+        ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
+        : undefined;
+      const routes = [metricsRoute(this.registry, reviewer), ...shared ? probeRoutesNow() : []];
+      const tls = secureMetrics && {
+        certificate: secureMetrics.certificate ??
+          selfSignedCertificate({
+            dns: [hostnameOr("localhost"), "localhost"],
+            ips: ["127.0.0.1"],
+          }),
+      };
+      out.push({
+        http: server("metrics", metricsBind, routes, tls || undefined),
+        serves: shared ? ["metrics", "probes"] : ["metrics"],
+      });
+    }
+    if (healthBind && !shared) {
+      out.push({ http: server("probes", healthBind, probeRoutesNow()), serves: ["probes"] });
+    }
+    return out;
+  }
+
+  /** The webhook server: admission reads the caches, and asks with clients of its own. */
+  #webhookServer(
+    webhooks: NonNullable<ManagerOptions["webhooks"]>,
+    callerClient: (purpose: string, rateLimit?: { qps: number; burst: number }) => KubeClient,
+  ): WebhookServer {
+    // Reads only, and not through the fence: every replica answers the API server.
+    const client = callerClient("admission", ADMISSION_RATE_LIMIT);
+    return new WebhookServer({
+      ...webhooks,
+      plugins: this.#options.plugins,
+      context: {
+        client,
+        cache: (resource) => this.pool.cache(resource),
+        installed: (resource) => this.pool.informers(resource).every((i) => i.installed),
+        reviewer: new AccessReviewer(client, {
+          budget: ADMISSION_RATE_LIMIT,
+          log: rootLog("webhooks"),
+        }),
+        log: rootLog("webhooks"),
+      },
+      log: rootLog("webhooks"),
+    });
   }
 
   #startControllers(): void {
@@ -333,6 +428,21 @@ export class Manager {
       this.#running = undefined;
       this.#options.onLeaderChange?.(false);
     }
+  }
+}
+
+/**
+ * What admission may ask of the API server, apart from the reconcilers: its SubjectAccessReviews
+ * and reads together, through its own client. A flood of reviews costs the API server at most
+ * 20 requests at once and 10 a second after that; reviews beyond it skip what needed it.
+ */
+export const ADMISSION_RATE_LIMIT = { qps: 10, burst: 20 };
+
+function hostnameOr(fallback: string): string {
+  try {
+    return Deno.hostname();
+  } catch {
+    return fallback;
   }
 }
 

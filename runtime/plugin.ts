@@ -1,7 +1,9 @@
 /** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
 import type { KubeClient, KubeObject, Unstructured } from "../kube/client.ts";
+import type { Requester } from "./access_review.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { EventRecorder } from "./events.ts";
+import { parseFieldPath } from "./foreign_fields.ts";
 import type { Logger } from "./logging.ts";
 import type { Registry } from "./metrics.ts";
 import type { CacheReader, StoreChange } from "./store.ts";
@@ -27,6 +29,16 @@ export interface OwnedKind {
    * DaemonSet's pods) are deleted and recreated with it.
    */
   recreateOnImmutableChange?: boolean;
+  /**
+   * Fields of this kind that other field managers may set on a child, as paths
+   * (`spec.replicas`, `spec.template.metadata.annotations["example.com/x"]`, `[*]` for any list
+   * item). Everything else they add to a child's body is removed, with a Warning Event naming
+   * the field and who set it (see foreign_fields.ts); metadata other than owner references,
+   * status, subresources such as `scale`, and `kubectl rollout restart`'s annotation are always
+   * left alone. Too little here makes the operator fight a controller that legitimately sets a
+   * field (the write-loop guard then pauses the child); too much leaves what someone added.
+   */
+  tolerate?: string[];
 }
 
 /** What went wrong with a child of one parent: another plugin of the same kind can report it. */
@@ -120,6 +132,11 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
   oldObject?: T;
   dryRun: boolean;
   username?: string;
+  /**
+   * Who asks, as the review says. The API server does not authenticate itself to webhooks by
+   * default, so this is a claim: trust it no further than `requesterMay` does.
+   */
+  userInfo?: Requester;
 }
 
 /** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
@@ -131,13 +148,28 @@ export interface AdmissionVerdict {
 
 /**
  * What admission may use. It runs on every replica, leader or not, so it reads and never writes;
- * the cache may still be syncing right after a start.
+ * the cache may still be syncing right after a start. Whoever reaches the webhook port can post a
+ * review, so an answer must not tell them what they could not read themselves: look at another
+ * object only when `requesterMay` says the requester could, and prefer the cache.
  */
 export interface AdmissionContext {
-  /** For reads the cache does not hold (another namespace's Secret's existence, say). */
+  /**
+   * For reads the cache does not hold. Admission's own client, with its own rate limit (10 a
+   * second, 20 at once), apart from the reconcilers': a flood of reviews slows admission alone.
+   */
   client: KubeClient;
   cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
   installed(resource: Resource): boolean;
+  /**
+   * Whether the review's requester may `verb` objects of `resource` (the one named, in the
+   * namespace given), by a SubjectAccessReview (cached; false without a requester, or when the
+   * API server cannot be asked now).
+   */
+  requesterMay(
+    verb: Verb,
+    resource: Resource,
+    object?: { namespace?: string; name?: string },
+  ): Promise<boolean>;
   log: Logger;
 }
 
@@ -280,6 +312,15 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
   }
   if (spec.finalizer !== undefined && !spec.finalize) {
     throw new TypeError(`plugin ${spec.name}: a finalizer name without a finalize function`);
+  }
+  for (const owned of ownedKinds(spec)) {
+    try {
+      owned.tolerate?.forEach(parseFieldPath);
+    } catch (error) {
+      throw new TypeError(
+        `plugin ${spec.name}: ${owned.resource.kind} tolerate: ${(error as Error).message}`,
+      );
+    }
   }
   const concurrency = spec.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {

@@ -1,9 +1,8 @@
 /**
- * Serves `/healthz`, `/readyz` (kube-apiserver's format: 200 `ok`, or 500 naming the failing
- * check; `?verbose` lists each) and `/metrics` (Prometheus text).
+ * `/healthz`, `/livez` and `/readyz` the way kube-apiserver answers them (200 `ok`, or 500 naming
+ * the failing check; `?verbose` lists each), as routes of an HttpServer.
  */
-import { StartupError } from "../kube/preflight.ts";
-import { PROMETHEUS_CONTENT_TYPE, type Registry } from "./metrics.ts";
+import type { Route } from "./http_server.ts";
 
 /** A named check; returns nothing when healthy, or a reason. */
 export type Check = () => string | undefined;
@@ -78,95 +77,30 @@ function run(check: Check): string | undefined {
   }
 }
 
-/** Where to listen; `flag` names the setting in errors (`--metrics-bind-address`). */
-export interface BindAddress {
-  hostname: string;
-  port: number;
-  flag?: string;
+/** The probe routes: `/healthz` (also `/livez`) and `/readyz`, each also `/<probe>/<check>`. */
+export function probeRoutes(healthz: Checks, readyz: Checks): Route[] {
+  const methods = ["GET", "HEAD"] as const;
+  return [["healthz", healthz], ["livez", healthz], ["readyz", readyz]].flatMap((
+    [probe, checks],
+  ) => {
+    const handle = (request: Request) => answer(request, checks as Checks);
+    return [
+      { path: `/${probe}`, methods, handle },
+      { path: `/${probe}/`, methods, handle },
+    ];
+  });
 }
 
-/** `host:port`, `:port` (all interfaces) or `0`/`` (disabled). */
-export function parseBindAddress(address: string, flag: string): BindAddress | undefined {
-  if (address === "0" || address === "") return undefined;
-  const match = address.match(/^(\[[^\]]+\]|[^:]*):(\d+)$/);
-  if (!match || Number(match[2]) > 65535) {
-    throw new TypeError(`${flag} "${address}" is not host:port, :port or 0 (disabled)`);
-  }
-  return {
-    hostname: match[1].replace(/^\[|\]$/g, "") || "0.0.0.0",
-    port: Number(match[2]),
-    flag,
-  };
-}
-
-export interface EndpointServer {
-  /** The port actually bound (useful with port 0). */
-  port: number;
-  shutdown(): Promise<void>;
-}
-
-/** Serves the given routes on one address. */
-export function serveEndpoints(
-  bind: BindAddress,
-  routes: { metrics?: Registry; healthz?: Checks; readyz?: Checks },
-): EndpointServer {
-  // Each answer closes its connection: kubelets and scrapers open a new one per request anyway,
-  // and an idle keep-alive connection would hold the process open for its timeout after shutdown.
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({ hostname: bind.hostname, port: bind.port, onListen: () => {} }, serve);
-  } catch (error) {
-    const address = `${bind.flag ? `${bind.flag} ` : ""}${bind.hostname}:${bind.port}`;
-    if (error instanceof Deno.errors.AddrInUse) {
-      throw new StartupError(
-        `${address} is already in use by another process: choose another port, or 0 to turn ` +
-          `it off`,
-      );
-    }
-    if (
-      error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.AddrNotAvailable
-    ) {
-      throw new StartupError(
-        `cannot listen on ${address} (${(error as Error).message}): ports below 1024 need ` +
-          `privileges, and the host must be an address of this machine`,
-      );
-    }
-    throw error;
-  }
-  return { port: server.addr.port, shutdown: () => server.shutdown() };
-
-  function serve(request: Request): Response {
-    const response = route(request, routes);
-    response.headers.set("connection", "close");
-    return response;
-  }
-}
-
-function route(
-  request: Request,
-  routes: { metrics?: Registry; healthz?: Checks; readyz?: Checks },
-): Response {
+function answer(request: Request, checks: Checks): Response {
   const url = new URL(request.url);
-  if (url.pathname === "/metrics" && routes.metrics) {
-    return new Response(routes.metrics.render(), {
-      headers: { "content-type": PROMETHEUS_CONTENT_TYPE },
-    });
-  }
-  const [, probe, check, ...more] = url.pathname.split("/");
-  const checks = probe === "healthz" || probe === "livez"
-    ? routes.healthz
-    : probe === "readyz"
-    ? routes.readyz
-    : undefined;
-  if (checks && !more.length) {
-    const { status, body } = check ? checks.respondOne(check) : checks.respond({
-      verbose: url.searchParams.has("verbose"),
-      exclude: url.searchParams.getAll("exclude"),
-    });
-    return new Response(body, {
-      status,
-      headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" },
-    });
-  }
-  return new Response("not found\n", { status: 404 });
+  const [, , check, ...more] = url.pathname.split("/");
+  if (more.length) return new Response("not found\n", { status: 404 });
+  const { status, body } = check ? checks.respondOne(check) : checks.respond({
+    verbose: url.searchParams.has("verbose"),
+    exclude: url.searchParams.getAll("exclude"),
+  });
+  return new Response(body, {
+    status,
+    headers: { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff" },
+  });
 }

@@ -30,6 +30,17 @@ export const LEADER_ELECTION_RULES: PolicyRule[] = [
   },
 ];
 
+/**
+ * What serving `/metrics` securely needs: asking the API server who a caller's token belongs to
+ * (TokenReview) and whether they may get the path (SubjectAccessReview); admission asks the
+ * latter about a review's requester. Cluster-scoped by nature (no Role can grant it), and it
+ * grants no access to any object.
+ */
+export const ACCESS_REVIEW_RULES: PolicyRule[] = [
+  { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+  { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
+];
+
 type Declaring = Pick<
   PluginSpec,
   "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions" | "admissionReads"

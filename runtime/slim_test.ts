@@ -41,3 +41,18 @@ Deno.test("slim drops a node's images and leaves other objects' status alone", (
   const other = { kind: "Thing", metadata: { name: "t" }, status: { images: ["a"] } };
   expect(slim(other as KubeObject)).toEqual(other);
 });
+
+Deno.test("slim keeps other managers' field sets for children's kinds", () => {
+  const entries = [
+    { manager: "ours", operation: "Apply", fieldsV1: { "f:spec": {} } },
+    { manager: "kubectl-patch", operation: "Update", fieldsV1: { "f:spec": { "f:x": {} } } },
+    { manager: "kcm", operation: "Update", subresource: "status", fieldsV1: { "f:status": {} } },
+  ];
+  const object = { kind: "DaemonSet", metadata: { name: "d", managedFields: entries } };
+  slim(object as KubeObject, { keepFieldSetsExcept: new Set(["ours"]) });
+  expect(object.metadata.managedFields).toEqual([
+    { manager: "ours", operation: "Apply" },
+    entries[1],
+    { manager: "kcm", operation: "Update", subresource: "status" },
+  ]);
+});

@@ -14,6 +14,7 @@ import {
   NODE,
   SERVICE_ACCOUNT,
 } from "../kube/kinds.ts";
+import { policyResource } from "../kube/empty_value_policy.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { type Binaries, findBinaries } from "./binaries.ts";
 import { createControlPlanePki } from "./certificates.ts";
@@ -407,6 +408,12 @@ export class ControlPlane {
           .filter((crd): crd is KubeObject => crd !== null)
         : [source];
       for (const crd of crds) {
+        // A CRD's file may carry its admission policy (kube/empty_value_policy.ts).
+        const policy = policyResource(crd);
+        if (policy) {
+          await client.apply(policy, crd, { fieldManager: "ptemplate-testing", force: true });
+          continue;
+        }
         if (crd.kind !== "CustomResourceDefinition") {
           throw new Error(`expected a CustomResourceDefinition, found ${crd.kind}`);
         }

@@ -28,8 +28,17 @@ await integrationTest("deploy/namespaced: Roles only, in the namespaces it watch
   const admin = plane.client();
   const manifests = await kustomize(plane.binaries.kubectl, "deploy/namespaced");
 
-  await step("it grants nothing cluster-wide", () => {
-    expect(manifests.filter((m) => /^Cluster/.test(m.kind!))).toEqual([]);
+  await step("it grants nothing cluster-wide but asking who may read /metrics", () => {
+    // TokenReview and SubjectAccessReview are cluster-scoped by nature and grant no access to
+    // any object; the metrics-reader role is a Prometheus's to be bound to.
+    expect(
+      manifests.filter((m) => /^Cluster/.test(m.kind!)).map((m) => `${m.kind} ${m.metadata?.name}`),
+    )
+      .toEqual([
+        "ClusterRole ptemplate-operator-metrics-auth",
+        "ClusterRole ptemplate-operator-metrics-reader",
+        "ClusterRoleBinding ptemplate-operator-metrics-auth",
+      ]);
     expect(deploymentArgs(manifests)).toEqual(
       expect.arrayContaining(WATCHED.map((ns) => `--namespace=${ns}`)),
     );

@@ -139,6 +139,51 @@ await integrationTest("ptemplate operator end to end", {
     );
 
     await step(
+      "a selector key without a value is refused by name, under client-side and server-side kubectl apply",
+      async () => {
+        await admin.create(NAMESPACE, { metadata: { name: "empty-value" } });
+        const dir = await Deno.makeTempDir();
+        const kubectl = async (manifest: string, ...args: string[]) => {
+          const file = `${dir}/pt.yaml`;
+          await Deno.writeTextFile(file, manifest);
+          const out = await new Deno.Command(plane.binaries.kubectl, {
+            args: [
+              "--kubeconfig",
+              plane.adminKubeconfigPath,
+              "-n",
+              "empty-value",
+              ...args,
+              "-f",
+              file,
+            ],
+          }).output();
+          return { success: out.success, stderr: new TextDecoder().decode(out.stderr) };
+        };
+        const manifest = (zone: string) =>
+          "apiVersion: pt.example.com/v1alpha1\nkind: Ptemplate\nmetadata: {name: zoned}\n" +
+          "spec:\n  selector:\n    node-role.kubernetes.io/worker: worker\n" +
+          `    topology.kubernetes.io/zone:${zone}\n`;
+        const refusal = /spec\.selector key topology\.kubernetes\.io\/zone has no value/;
+        for (const mode of [["apply"], ["apply", "--server-side"], ["create"]]) {
+          const result = await kubectl(manifest(""), ...mode);
+          expect({ mode, success: result.success }).toEqual({ mode, success: false });
+          expect(result.stderr).toMatch(refusal);
+        }
+        expect(await getPt("empty-value", "zoned").catch((e) => e.code)).toBe(404);
+        // An update that empties a key is refused as well, and the stored selector kept.
+        expect(await kubectl(manifest(" zone-a"), "apply")).toMatchObject({ success: true });
+        const emptied = await kubectl(manifest(""), "apply");
+        expect(emptied.success).toBe(false);
+        expect(emptied.stderr).toMatch(refusal);
+        expect((await getPt("empty-value", "zoned")).spec.selector).toEqual({
+          "node-role.kubernetes.io/worker": "worker",
+          "topology.kubernetes.io/zone": "zone-a",
+        });
+        await Deno.remove(dir, { recursive: true });
+      },
+    );
+
+    await step(
       "consumer pods on kwok nodes show up in status.consumers and the conditions",
       async () => {
         const pt = await eventually(async () => {

@@ -9,7 +9,7 @@ import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type Unstructured } from "../kube/client.ts";
-import { NAMESPACE, NODE } from "../kube/kinds.ts";
+import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -227,6 +227,59 @@ await integrationTest("the status names the real blocker, and clears", {
         }, { timeoutMs: 90_000 });
       }
     });
+
+    await step(
+      "an image the kubelet refuses is named with its field, not WaitingForKMM",
+      async () => {
+        await admin.create(PTEMPLATE, {
+          metadata: { name: "pulls", namespace: NS },
+          spec: { selector: { pool: "good" }, deviceplugin: "quay.io/a/plugin:gone" },
+        } as Unstructured);
+        // KMM's device-plugin pod as KMM makes it (no KMM runs here), kept off every node, and its
+        // status as the kubelet writes it when the pull fails.
+        await admin.create(POD, {
+          metadata: {
+            name: "pulls-device-plugin-x",
+            namespace: NS,
+            labels: {
+              "kmm.node.kubernetes.io/module.name": "pulls",
+              "kmm.node.kubernetes.io/role": "device-plugin",
+            },
+          },
+          spec: {
+            nodeSelector: { nowhere: "at-all" },
+            containers: [{ name: "device-plugin", image: "quay.io/a/plugin:gone" }],
+          },
+        });
+        await admin.patch(POD, "pulls-device-plugin-x", {
+          status: {
+            containerStatuses: [{
+              name: "device-plugin",
+              image: "quay.io/a/plugin:gone",
+              imageID: "",
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: "ErrImagePull", message: "manifest unknown" } },
+            }],
+          },
+        }, { namespace: NS, subresource: "status" });
+        await eventually(async () => {
+          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "pulls", {
+            namespace: NS,
+          });
+          const ready = pt.status?.conditions?.find((c) => c.type === "Ready");
+          expect(ready?.reason).toBe("DevicePluginImageFailed");
+          for (
+            const text of [
+              "pod pulls-device-plugin-x cannot pull image quay.io/a/plugin:gone",
+              "ErrImagePull: manifest unknown",
+              "spec.deviceplugin",
+              "kubectl describe pod pulls-device-plugin-x -n truth",
+            ]
+          ) expect(ready?.message).toContain(text);
+        }, { timeoutMs: 30_000 });
+      },
+    );
   } finally {
     stop.abort();
     await running;

@@ -1,0 +1,372 @@
+/**
+ * Every server of ours (metrics, probes, webhooks): routes on Deno.serve, behind the TCP front
+ * that bounds connections (`http_front.ts`), with what one request may cost bounded too: requests
+ * in flight, a body's size (refused by its declared length before a byte is read, or as it
+ * arrives when it declares none), the bytes of all bodies held at once, and unknown paths and
+ * methods answered 404 and 405 with the warnings about them throttled. Over HTTPS, the serving
+ * certificate is asked for again every few seconds and a new one is taken without a pause: a new
+ * TLS backend gets the new connections while the old one finishes what it has (Deno can neither
+ * swap a listener's certificate nor bind a port twice without unstable flags).
+ */
+import type { Logger } from "./logging.ts";
+import {
+  type BindAddress,
+  type ConnectionLimits,
+  DEFAULT_CONNECTION_LIMITS,
+  HttpFront,
+} from "./http_front.ts";
+import { WarningThrottle } from "./warning_throttle.ts";
+
+/** A serving certificate and key, PEM. */
+export interface ServingCertificate {
+  cert: string;
+  key: string;
+}
+
+/** What requests may cost once a connection is open. */
+export interface RequestLimits {
+  /** Requests handled at once; more are answered 503 with `Retry-After`. */
+  maxConcurrentRequests: number;
+  /**
+   * The largest body one request may have: a larger declared `Content-Length` is answered 413
+   * before anything is read, and a body without one is cut off there. 0: no body at all.
+   */
+  maxBodyBytes: number;
+  /**
+   * Bytes of request bodies held at once by all requests together; a request whose body would
+   * pass it is answered 503. What many concurrent large bodies may cost, in all.
+   */
+  maxBufferedBytes: number;
+}
+
+export type ServerLimits = ConnectionLimits & RequestLimits;
+
+export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
+  maxConcurrentRequests: 64,
+  maxBodyBytes: 0,
+  maxBufferedBytes: 0,
+};
+
+/** A refusal in our words, with its HTTP status. */
+export class HttpError extends Error {
+  override readonly name = "HttpError";
+  constructor(readonly status: number, message: string, readonly headers?: HeadersInit) {
+    super(message);
+  }
+}
+
+/** What a route's handler gets besides the request. */
+export interface RequestContext {
+  /** The body, read as it arrives within the limits; throws an HttpError (413, 408, 503). */
+  body(): Promise<Uint8Array<ArrayBuffer>>;
+  /** The caller's address, as the front saw it. */
+  caller: string;
+  /** The path, without the query. */
+  path: string;
+}
+
+export interface Route {
+  /** An exact path (`/metrics`), or a prefix that ends in `/` (`/readyz/`). */
+  path: string;
+  /** Methods served; others are answered 405 with `Allow`. */
+  methods: readonly string[];
+  handle(request: Request, context: RequestContext): Response | Promise<Response>;
+}
+
+export interface HttpServerOptions {
+  /** What the server is called in logs and in `/readyz`: `webhooks`, `metrics`, `probes`. */
+  name: string;
+  bind: BindAddress;
+  routes: Route[];
+  /** HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). */
+  tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
+  limits?: Partial<ServerLimits>;
+  log: Logger;
+}
+
+interface Backend {
+  server: Deno.HttpServer<Deno.NetAddr>;
+  port: number;
+}
+
+export class HttpServer {
+  readonly #options: HttpServerOptions;
+  readonly #limits: ServerLimits;
+  readonly #front: HttpFront;
+  readonly #warnings: WarningThrottle;
+  #backend?: Backend;
+  #serving?: ServingCertificate;
+  #problem = "not started";
+  #reload?: ReturnType<typeof setInterval>;
+  #refreshing?: Promise<void>;
+  #stopped = false;
+  #inFlight = 0;
+  #buffered = 0;
+  /** Certificates taken after the first. */
+  rotations = 0;
+  /** Requests answered, by status; what tests and status pages look at. */
+  readonly statuses = new Map<number, number>();
+
+  constructor(options: HttpServerOptions) {
+    this.#options = options;
+    this.#limits = {
+      ...DEFAULT_CONNECTION_LIMITS,
+      ...DEFAULT_REQUEST_LIMITS,
+      ...options.limits,
+    };
+    this.#warnings = new WarningThrottle(options.log);
+    this.#front = new HttpFront({
+      bind: options.bind,
+      name: options.name,
+      tls: Boolean(options.tls),
+      limits: this.#limits,
+      backend: () => this.#backend?.port,
+      log: options.log,
+    });
+  }
+
+  /** The public port, once listening. */
+  get port(): number | undefined {
+    return this.#front.port;
+  }
+
+  /** Why it does not serve, or undefined when it does (for `/readyz`). */
+  get problem(): string | undefined {
+    return this.#backend ? undefined : this.#problem;
+  }
+
+  /** The front's counts of connections it closed, and connections open now. */
+  get connections(): HttpFront["counts"] & { open: number } {
+    return { ...this.#front.counts, open: this.#front.open };
+  }
+
+  /**
+   * Listens (a busy address is a StartupError), and serves: at once over plain HTTP, once a
+   * certificate is at hand over HTTPS (looked for again every `reloadMs`).
+   */
+  async start(): Promise<void> {
+    this.#front.listen();
+    if (!this.#options.tls) {
+      this.#backend = this.#serve();
+      return;
+    }
+    await this.refresh();
+    this.#reload = setInterval(() => void this.refresh(), this.#options.tls.reloadMs ?? 2_000);
+  }
+
+  /**
+   * Stops accepting, lets the requests in flight finish (each is bounded by `requestMs`), then
+   * closes what is left. A refresh still waiting on its certificate finds the server stopped.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#reload);
+    await this.#front.stopAccepting();
+    await this.#backend?.server.shutdown();
+    this.#front.closeAll();
+    this.#backend = undefined;
+  }
+
+  /** Takes the certificate now on offer, if it is new; one look at a time. */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#refresh().finally(() => this.#refreshing = undefined);
+    return this.#refreshing;
+  }
+
+  async #refresh(): Promise<void> {
+    let next: ServingCertificate | undefined;
+    try {
+      next = await this.#options.tls!.certificate();
+    } catch (error) {
+      this.#problem = `no serving certificate: ${(error as Error).message}`;
+      return;
+    }
+    if (!next) {
+      this.#problem = "no serving certificate yet";
+      return;
+    }
+    if (this.#stopped) return;
+    if (this.#serving && next.cert === this.#serving.cert && next.key === this.#serving.key) return;
+    let backend: Backend;
+    try {
+      backend = this.#serve(next);
+    } catch (error) {
+      this.#problem = `the serving certificate does not load: ${(error as Error).message}`;
+      this.#options.log.error("{server}: {problem}", {
+        server: this.#options.name,
+        problem: this.#problem,
+      });
+      return;
+    }
+    const old = this.#backend;
+    this.#backend = backend;
+    this.#serving = next;
+    if (old) {
+      this.rotations++;
+      this.#options.log.info("{server}: took a new certificate", { server: this.#options.name });
+      await old.server.shutdown();
+    }
+  }
+
+  #serve(certificate?: ServingCertificate): Backend {
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      ...certificate,
+      onListen: () => {},
+      // Whatever escapes a handler: a plain 500, never JavaScript's words.
+      onError: () => new Response("internal error\n", { status: 500 }),
+    }, (request, info) => this.#handle(request, info));
+    return { server, port: server.addr.port };
+  }
+
+  async #handle(request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>): Promise<Response> {
+    const response = await this.#answer(request, info);
+    this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
+    // A refusal that leaves a body unread ends its connection: Deno.serve would go on reading
+    // (or waiting for) what the caller declared. Over HTTP/2 that ends the caller's other
+    // requests on it too; only a caller that sends what we refuse gets such an answer.
+    if (response.headers.get("connection") === "close") {
+      this.#front.closeAfterAnswer(info.remoteAddr.port);
+    }
+    return response;
+  }
+
+  async #answer(request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>): Promise<Response> {
+    const caller = this.#front.callerOf(info.remoteAddr.port) ?? "unknown";
+    let path: string;
+    try {
+      path = new URL(request.url).pathname;
+    } catch {
+      return text(400, "not a URL\n");
+    }
+    const route = this.#options.routes.find((r) =>
+      r.path.endsWith("/") ? path.startsWith(r.path) : path === r.path
+    );
+    if (!route) {
+      // One line per 30 s however many: a caller's paths must not fill our logs.
+      this.#warnings.warn("unknown path", "{server}: 404 for {path} from {caller}", {
+        server: this.#options.name,
+        path: printable(path),
+        caller,
+      });
+      return text(404, "not found\n");
+    }
+    if (!route.methods.includes(request.method)) {
+      return text(405, `${route.methods.join(" or ")} only\n`, {
+        allow: route.methods.join(", "),
+      });
+    }
+    const declared = request.headers.get("content-length");
+    if (declared !== null && !(Number(declared) <= this.#limits.maxBodyBytes)) {
+      // The connection goes with the answer: what the caller still sends is not read.
+      return text(
+        413,
+        `a body of at most ${this.#limits.maxBodyBytes} bytes, not ${printable(declared)}\n`,
+        CLOSE,
+      );
+    }
+    if (this.#inFlight >= this.#limits.maxConcurrentRequests) {
+      return text(503, "too many requests at once; try again\n", { "retry-after": "1" });
+    }
+    this.#inFlight++;
+    let held = 0;
+    const deadline = AbortSignal.timeout(this.#limits.requestMs);
+    const context: RequestContext = {
+      caller,
+      path,
+      body: async () => {
+        const body = await this.#read(request, deadline, (bytes) => {
+          held += bytes;
+          this.#buffered += bytes;
+        });
+        return body;
+      },
+    };
+    try {
+      return await route.handle(request, context);
+    } catch (error) {
+      if (error instanceof HttpError) {
+        return text(error.status, `${error.message}\n`, error.headers);
+      }
+      this.#warnings.warn("handler", "{server}: {path} failed: {error}", {
+        server: this.#options.name,
+        path,
+        error: (error as Error)?.message ?? String(error),
+      });
+      return text(500, "internal error; the operator's log says more\n");
+    } finally {
+      this.#inFlight--;
+      this.#buffered -= held;
+    }
+  }
+
+  /** Reads a body chunk by chunk as it arrives, within the limits and the deadline. */
+  async #read(
+    request: Request,
+    deadline: AbortSignal,
+    hold: (bytes: number) => void,
+  ): Promise<Uint8Array<ArrayBuffer>> {
+    const max = this.#limits.maxBodyBytes;
+    if (!request.body) return new Uint8Array(0);
+    const reader = request.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const timedOut = new Promise<never>((_, reject) => {
+      const fail = () => reject(new HttpError(408, "the body did not arrive in time", CLOSE));
+      if (deadline.aborted) fail();
+      deadline.addEventListener("abort", fail, { once: true });
+    });
+    timedOut.catch(() => {});
+    try {
+      for (;;) {
+        const { done, value } = await Promise.race([reader.read(), timedOut]);
+        if (done) break;
+        size += value.length;
+        if (size > max) throw new HttpError(413, `a body of at most ${max} bytes`, CLOSE);
+        if (this.#buffered + value.length > this.#limits.maxBufferedBytes) {
+          throw new HttpError(503, "too many bodies at once; try again", {
+            ...CLOSE,
+            "retry-after": "1",
+          });
+        }
+        hold(value.length);
+        chunks.push(value);
+      }
+    } catch (error) {
+      reader.cancel().catch(() => {});
+      if (error instanceof HttpError) throw error;
+      // The connection broke, or the body is not valid HTTP (a bad chunk, say).
+      throw new HttpError(400, "the body could not be read (not valid HTTP, or cut off)", CLOSE);
+    }
+    // The stream's chunks are views of their own buffers.
+    if (chunks.length === 1) return chunks[0] as Uint8Array<ArrayBuffer>;
+    const body = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      body.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return body;
+  }
+}
+
+/** Ends the connection after the answer (the front closes it; HTTP/2 drops the header). */
+const CLOSE = { connection: "close" };
+
+function text(status: number, body: string, headers: HeadersInit = {}): Response {
+  return new Response(body, {
+    status,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "x-content-type-options": "nosniff",
+      ...Object.fromEntries(new Headers(headers)),
+    },
+  });
+}
+
+/** A caller's string as a log or a message may repeat it: bounded, without control characters. */
+export function printable(value: string): string {
+  const clean = value.replace(/[^\x20-\x7e]/g, "?");
+  return clean.length > 100 ? `${clean.slice(0, 100)}…` : clean;
+}

@@ -8,7 +8,7 @@
  * it, and inject its CA where the manifests' `inject-ca-from` annotations say.
  */
 import { expect } from "expect";
-import { parse } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { INJECT_CA_FROM, WEBHOOK_SERVICE } from "../cli/webhook_files.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
@@ -133,7 +133,9 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
       const certDir = await Deno.makeTempDir({ prefix: "webhook-cert-" });
       const extra: string[] = [];
       if (mode === "cert-manager") {
-        const crd = parse(await Deno.readTextFile(crdFile(mode))) as Unstructured;
+        const crd = parseAllDocuments(await Deno.readTextFile(crdFile(mode)))
+          .map((d) => d.toJS() as Unstructured)
+          .find((o) => o.kind === "CustomResourceDefinition")!;
         const certificate = crd.metadata!.annotations![INJECT_CA_FROM].split("/");
         expect(certificate[0]).toBe(SYSTEM);
         // The Certificate it names is the one the overlay made.

@@ -94,14 +94,24 @@ Deno.test("nonsense limits are refused by name", () => {
   expect(() => new RateLimiter({ qps: 1, burst: 0.5 })).toThrow(/burst must be a whole number/);
 });
 
-Deno.test("tryTake takes a free turn or none, and never queues", async () => {
-  const limiter = new RateLimiter({ qps: 20, burst: 3 });
-  expect([1, 2, 3, 4].map(() => limiter.tryTake())).toEqual([true, true, true, false]);
-  expect(limiter.refused).toBe(1);
-  await new Promise((resolve) => setTimeout(resolve, 120)); // two turns come back
-  expect([limiter.tryTake(), limiter.tryTake()]).toEqual([true, true]);
-  // A waiter is first in line: a free turn is its, not tryTake's.
-  const waiting = limiter.wait();
-  expect(limiter.tryTake()).toBe(false);
-  await waiting;
-});
+Deno.test(
+  "tryTake takes a free turn or none, and never queues",
+  // On fake time: a slow machine must not hand out turns between the lines.
+  withClock(async (clock) => {
+    const limiter = new RateLimiter({ qps: 20, burst: 3 });
+    expect([1, 2, 3, 4].map(() => limiter.tryTake())).toEqual([true, true, true, false]);
+    expect(limiter.refused).toBe(1);
+    await clock.tickAsync(120); // two turns come back
+    expect([limiter.tryTake(), limiter.tryTake(), limiter.tryTake()]).toEqual([true, true, false]);
+    // A waiter is first in line: a free turn is its, not tryTake's. After 31 ms the turn is
+    // there, and the waiter's wake-up is still a microtask away (tick, not tickAsync).
+    let waited = false;
+    const waiting = limiter.wait().then(() => waited = true);
+    clock.tick(31);
+    expect(waited).toBe(false);
+    expect(limiter.tryTake()).toBe(false);
+    while (!waited) await clock.tickAsync(1);
+    await waiting;
+    expect(limiter.refused).toBe(3);
+  }),
+);

@@ -5,14 +5,13 @@
 import { parse } from "yaml";
 import { KMM_MODULE_CRD_FILE, MODULE } from "./crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "./crds/ptemplate.ts";
-import { DAEMON_SET, KubeClient, POD, type Unstructured } from "./kube/mod.ts";
-import { log, Manager, setupLogging } from "./runtime/mod.ts";
-import { PTEMPLATE_PLUGINS } from "./reconcilers/mod.ts";
-import { ControlPlane } from "./testing/control_plane.ts";
+import { DAEMON_SET, POD, type Unstructured } from "./kube/mod.ts";
+import { main } from "./main.ts";
+import { ControlPlane, workerNodes } from "./testing/control_plane.ts";
 import { eventually } from "./testing/eventually.ts";
+import { freePorts } from "./testing/ports.ts";
 
 const say = (text: string) => console.log(text);
-const WORKER = { "node-role.kubernetes.io/worker": "worker" };
 
 const plane = await ControlPlane.start({
   controllerManager: true,
@@ -23,19 +22,20 @@ const plane = await ControlPlane.start({
   progress: (line) => console.error(line),
 });
 const admin = plane.client();
-await plane.createNodes({ name: "worker-1", labels: WORKER }, { name: "worker-2", labels: WORKER });
+await plane.createNodes(...workerNodes(2));
 
-setupLogging({ level: "info", format: "text" });
-const client = new KubeClient(plane.adminConfig, { userAgent: "ptemplate-operator/dev" });
-const manager = new Manager({
-  client,
-  plugins: PTEMPLATE_PLUGINS,
-  metricsBind: { hostname: "127.0.0.1", port: 0 },
-  healthBind: { hostname: "127.0.0.1", port: 0 },
-  log: log("dev"),
-});
-const stop = new AbortController();
-const running = manager.run(stop.signal);
+// The operator exactly as `deno task start` runs it (the same command line, flags and defaults),
+// in this process; its Ctrl-C handling drains it, then this program stops the control plane.
+const [metricsPort, healthPort] = freePorts(2);
+const operator = main([
+  "run",
+  `--kubeconfig=${plane.adminKubeconfigPath}`,
+  `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+  `--health-probe-bind-address=127.0.0.1:${healthPort}`,
+  "--log-format=text",
+]);
+let exited = false;
+void operator.finally(() => exited = true);
 
 const sampleFile = new URL("./examples/seed.yaml", import.meta.url);
 const sample = parse(await Deno.readTextFile(sampleFile)) as Ptemplate & Unstructured;
@@ -45,12 +45,18 @@ await admin.create(PTEMPLATE, {
 });
 
 const pt = await eventually(async () => {
+  if (exited) return undefined;
   const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
     namespace: "default",
   });
   if ((pt.status?.consumers?.length ?? 0) < 2) throw new Error("consumers not up yet");
   return pt;
 }, { timeoutMs: 120_000, intervalMs: 500 });
+if (!pt) {
+  console.error("the operator stopped before the sample was up; stopping the control plane …");
+  await plane.stop();
+  Deno.exit(await operator);
+}
 const module = await admin.get<Unstructured>(MODULE, "consumer-pod", { namespace: "default" });
 const ds = await admin.get<Unstructured>(DAEMON_SET, "consumer-pod-consumer", {
   namespace: "default",
@@ -80,21 +86,15 @@ Try:
   ${kubectl} describe ptemplate consumer-pod
   ${kubectl} patch ptemplate consumer-pod --type merge -p '{"spec":{"maxdev":8}}'
   ${kubectl} patch module consumer-pod --subresource status --type merge -p '{"status":{"moduleLoader":{"nodesMatchingSelectorNumber":2,"desiredNumber":2,"availableNumber":2},"devicePlugin":{"nodesMatchingSelectorNumber":2,"desiredNumber":2,"availableNumber":2}}}'
-  curl -s http://127.0.0.1:${manager.endpoints.metricsPort}/metrics | grep controller_runtime_reconcile_total
-  curl -s http://127.0.0.1:${manager.endpoints.healthPort}/readyz?verbose
+  curl -s 'http://127.0.0.1:${metricsPort}/metrics' | grep controller_runtime_reconcile_total
+  curl -s 'http://127.0.0.1:${healthPort}/readyz?verbose'
 
 (no kubectl? one was built with the control plane: ${plane.binaries.kubectl})
 Press Ctrl-C to stop the operator and the control plane.
 `);
 
-await new Promise<void>((resolve) => {
-  const onSignal = () => resolve();
-  Deno.addSignalListener("SIGINT", onSignal);
-  Deno.addSignalListener("SIGTERM", onSignal);
-});
-console.error("stopping the operator, then the control plane …");
-stop.abort();
-await running;
-client.close();
+// Ctrl-C (or SIGTERM) drains the operator; then the control plane goes.
+const code = await operator;
+console.error("the operator has stopped; stopping the control plane …");
 await plane.stop();
-Deno.exit(0);
+Deno.exit(code);

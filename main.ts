@@ -38,6 +38,7 @@ import {
   crdsOf,
   loadPluginModules,
   selectPlugins,
+  withLoadedPlugins,
 } from "./cli/plugin_catalog.ts";
 
 export type { CatalogEntry };
@@ -86,7 +87,8 @@ const PLUGINS = {
   plugin: {
     kind: "list",
     placeholder: "MODULE",
-    help: "load plugins from a module (under `deno run`; repeatable)",
+    help: "run the plugins a module exports, and only those unless --plugins adds ours " +
+      "(+kmm-module); under `deno run`; repeatable",
   },
 } as const satisfies FlagSpecs;
 
@@ -179,7 +181,11 @@ const RUN = {
 } as const satisfies FlagSpecs;
 
 const RBAC = {
-  namespace: RUN.namespace,
+  namespace: {
+    kind: "list",
+    placeholder: "NS",
+    help: "grant in this namespace only, with a Role (repeatable; default: a ClusterRole)",
+  },
   webhooks: {
     kind: "boolean",
     help: "with what the plugins' admission reads (when their webhooks are served)",
@@ -218,13 +224,14 @@ const BUNDLE = {
   },
   ...PLUGINS,
 } as const satisfies FlagSpecs;
+const { output: _written, ...BUNDLE_CONTENT } = BUNDLE;
 const SCORECARD = {
   bundle: {
     kind: "string",
     placeholder: "DIR",
     help: "check this bundle folder (default: the bundle `bundle` would write now)",
   },
-  ...BUNDLE,
+  ...BUNDLE_CONTENT,
 } as const satisfies FlagSpecs;
 
 const COMMANDS: Record<string, { summary: string; flags: FlagSpecs }> = {
@@ -282,8 +289,8 @@ Examples:
 let carried: () => CatalogEntry[] = builtInCatalog;
 
 async function catalogFor(values: FlagValuesOf<typeof PLUGINS>) {
-  const extra = await loadPluginModules(values.plugin ?? []);
-  return selectPlugins([...carried(), ...extra], values.plugins);
+  const loaded = await loadPluginModules(values.plugin ?? []);
+  return selectPlugins(withLoadedPlugins(carried(), loaded), values.plugins);
 }
 
 async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<KubeClient> {
@@ -595,6 +602,32 @@ async function readBundle(dir: string): Promise<BundleFile[]> {
 }
 
 /**
+ * Writes the bundle's files under `output`, making only the folders inside the files' own paths
+ * (`bundle/manifests`, `catalog/…`): `deno task bundle` may write those and nothing else, not even
+ * `.` itself. A write the permissions refuse says which permission the command needs.
+ */
+async function writeBundle(output: string, files: BundleFile[]): Promise<void> {
+  for (const file of files) {
+    const path = `${output}/${file.path}`;
+    try {
+      const folder = file.path.lastIndexOf("/");
+      if (folder > 0) {
+        await Deno.mkdir(`${output}/${file.path.slice(0, folder)}`, { recursive: true });
+      }
+      await Deno.writeTextFile(path, file.text);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotCapable)) throw error;
+      throw new Error(
+        `cannot write ${path}: no write permission. \`deno task bundle\` may write bundle/, ` +
+          "bundle.Dockerfile and catalog/ in this folder; for --output DIR, run the bundle " +
+          "task's command (deno.json) with --allow-write=DIR instead",
+      );
+    }
+    console.log(`wrote ${path}`);
+  }
+}
+
+/**
  * Runs the command line; returns the exit code. An own binary passes its own `catalog`: the
  * plugins it carries instead of ours, with the whole command line (run, crds, rbac, install).
  */
@@ -649,13 +682,7 @@ export async function main(
       }
       case "bundle": {
         const values = flags(BUNDLE);
-        const output = values.output ?? ".";
-        for (const file of await bundleFor(values)) {
-          const path = `${output}/${file.path}`;
-          await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
-          await Deno.writeTextFile(path, file.text);
-          console.log(`wrote ${path}`);
-        }
+        await writeBundle(values.output ?? ".", await bundleFor(values));
         return 0;
       }
       case "scorecard": {
@@ -692,4 +719,6 @@ export async function main(
   }
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+// No top-level await: a `--plugin` module may import this module (for `main`, `VERSION`), and
+// its import would wait for this module's evaluation, which would wait for the plugin: a cycle.
+if (import.meta.main) main(Deno.args).then((code) => Deno.exit(code));

@@ -59,7 +59,7 @@ export { ApiError, isApiError } from "./kube/errors.ts";
 // Testing a plugin without a cluster (with one: testing/mod.ts).
 export { reconcileOnce, type ReconcileOnceOptions } from "./testing/reconcile_once.ts";
 
-// Running an operator of your own (see plugins/README.md, "Your own binary").
+// Running an operator of your own: plugins/README.md, "Writing a plugin in your own repository".
 export { KubeClient } from "./kube/client.ts";
 export { loadClusterConfig } from "./kube/load_config.ts";
 export { Manager, shutdownSignal } from "./runtime/manager.ts";

@@ -13,7 +13,8 @@ import {
 } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
-import { crdsOf } from "./plugin_catalog.ts";
+import { conversionCrdNames, crdsOf, crdsWithConversion } from "./plugin_catalog.ts";
+import { webhookConfigurations } from "./webhook_manifests.ts";
 
 export const PACKAGE = "ptemplate-operator";
 /** Not yet `stable`: the API is v1alpha1/v1beta1. */
@@ -21,6 +22,13 @@ export const CHANNEL = "candidate";
 /** The oldest Kubernetes the operator is tested against (the CRDs use CEL and field paths). */
 export const MIN_KUBE_VERSION = "1.30.0";
 const SERVICE_ACCOUNT = "ptemplate-operator";
+const SUGGESTED_NAMESPACE = "ptemplate-operator-system";
+/**
+ * Where the container serves webhooks (`--webhook-bind-address`'s default), and the port of the
+ * Service OLM makes for them, `<deployment>-service`; OLM mounts the certificate it issues where
+ * the operator looks by default (`/tmp/k8s-webhook-server/serving-certs`).
+ */
+const WEBHOOK_PORT = 9443;
 
 export interface BundleOptions {
   /** Semantic version without a `v`, e.g. `0.2.0`. */
@@ -60,7 +68,18 @@ export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
     throw new TypeError(`--version "${options.version}" is not a semantic version like 0.2.0`);
   }
   const csv = await clusterServiceVersion(options);
-  const crds = crdsOf(options.catalog);
+  // OLM rewrites the conversion's clientConfig on install (its Service, its CA); this one says
+  // where that will be when installed in the suggested namespace.
+  const [deployment] = (csv.spec as { install: { spec: { deployments: { name: string }[] } } })
+    .install.spec.deployments;
+  const crds = crdsWithConversion(options.catalog, {
+    service: {
+      namespace: SUGGESTED_NAMESPACE,
+      name: `${deployment.name.replaceAll(".", "-")}-service`,
+      path: "/convert",
+      port: WEBHOOK_PORT,
+    },
+  });
   const [service] = await readYaml("deploy/core/metrics_service.yaml");
   // What a Prometheus is bound to, to read the operator's /metrics (HTTPS, checked callers).
   const [metricsReader] = await readYaml("deploy/core/metrics_reader_role.yaml");
@@ -214,13 +233,20 @@ function ownedCrds(catalog: CatalogEntry[]): Owned[] {
   });
 }
 
-/** Namespaced rules and the rest: OLM grants `permissions` in the namespaces it targets. */
+/**
+ * Namespaced rules and the rest: OLM grants `permissions` in the namespaces it targets. With the
+ * webhooks' reads: OLM serves them.
+ */
 function splitRules(plugins: Plugin[]): { namespaced: PolicyRule[]; cluster: PolicyRule[] } {
-  const namespaced = rbacRules(plugins, { namespaced: true, omitClusterScoped: true });
+  const namespaced = rbacRules(plugins, {
+    namespaced: true,
+    omitClusterScoped: true,
+    webhooks: true,
+  });
   const inNamespace = new Set(
     namespaced.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}|${res}`))),
   );
-  const cluster = rbacRules(plugins).map((r) => ({
+  const cluster = rbacRules(plugins, { webhooks: true }).map((r) => ({
     ...r,
     resources: r.resources.filter((res) => !inNamespace.has(`${r.apiGroups[0]}|${res}`)),
   })).filter((r) => r.resources.length);
@@ -232,6 +258,40 @@ const ICON = btoa(
     'rx="12" fill="#326ce5"/><text x="32" y="42" font-size="28" text-anchor="middle" ' +
     'fill="#fff" font-family="sans-serif">pt</text></svg>',
 );
+
+/**
+ * The webhooks as OLM installs them: a configuration per admission webhook of the plugins, and
+ * the conversion of their CRDs; all served by the Deployment on WEBHOOK_PORT.
+ */
+function webhookDefinitions(catalog: CatalogEntry[], deploymentName: string): unknown[] {
+  const served = { deploymentName, containerPort: WEBHOOK_PORT, targetPort: WEBHOOK_PORT };
+  type Hook = { name: string; clientConfig: { path: string } };
+  const admission = webhookConfigurations(catalog.map((e) => e.plugin), (path) => ({ path }))
+    .flatMap((config) =>
+      (config.webhooks as Hook[]).map(({ name, clientConfig, ...hook }) => ({
+        generateName: name,
+        type: config.kind === "ValidatingWebhookConfiguration"
+          ? "ValidatingAdmissionWebhook"
+          : "MutatingAdmissionWebhook",
+        ...served,
+        webhookPath: clientConfig.path,
+        ...hook,
+      }))
+    );
+  const conversionCRDs = conversionCrdNames(catalog);
+  const conversion = conversionCRDs.length
+    ? [{
+      generateName: `conversion.${PACKAGE}`,
+      type: "ConversionWebhook",
+      ...served,
+      webhookPath: "/convert",
+      conversionCRDs,
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+    }]
+    : [];
+  return [...admission, ...conversion];
+}
 
 async function clusterServiceVersion(options: BundleOptions): Promise<Unstructured> {
   const [deployment] = await readYaml("deploy/core/deployment.yaml");
@@ -246,6 +306,7 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
           image: string;
           args?: string[];
           env?: unknown[];
+          ports?: { name: string; containerPort: number }[];
         }[];
       };
     };
@@ -261,6 +322,13 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
     name: "WATCH_NAMESPACE",
     valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } },
   }];
+  container.ports = [...container.ports ?? [], { name: "webhooks", containerPort: WEBHOOK_PORT }];
+  const webhooks = webhookDefinitions(options.catalog, deployment.metadata!.name!);
+  // OLM refuses a conversion webhook unless the operator is installed for all namespaces only:
+  // the CRD, and so its conversion, is cluster-wide.
+  const allNamespacesOnly = webhooks.some((w) =>
+    (w as { type: string }).type === "ConversionWebhook"
+  );
   const kmm = "Kernel Module Management (KMM)";
   return {
     apiVersion: "operators.coreos.com/v1alpha1",
@@ -275,7 +343,7 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
         createdAt: options.createdAt ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
         description:
           "Loads a kernel module on selected nodes through KMM and runs the pods that use its devices.",
-        "operatorframework.io/suggested-namespace": "ptemplate-operator-system",
+        "operatorframework.io/suggested-namespace": SUGGESTED_NAMESPACE,
         repository: "https://github.com/ptemplate/ptemplate-operator",
         support: "ptemplate-operator maintainers",
         "features.operators.openshift.io/disconnected": "false",
@@ -309,12 +377,13 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
       keywords: ["kernel module", "kmm", "device plugin", "character device"],
       icon: [{ base64data: ICON, mediatype: "image/svg+xml" }],
       installModes: [
-        { type: "OwnNamespace", supported: true },
-        { type: "SingleNamespace", supported: true },
-        { type: "MultiNamespace", supported: true },
+        { type: "OwnNamespace", supported: !allNamespacesOnly },
+        { type: "SingleNamespace", supported: !allNamespacesOnly },
+        { type: "MultiNamespace", supported: !allNamespacesOnly },
         { type: "AllNamespaces", supported: true },
       ],
       customresourcedefinitions: { owned: ownedCrds(options.catalog) },
+      webhookdefinitions: webhooks,
       install: {
         strategy: "deployment",
         spec: {

@@ -32,23 +32,44 @@ type Install = {
 };
 const installOf = (csv: Unstructured) => (csv.spec as { install: { spec: Install } }).install.spec;
 
-Deno.test("the bundle's CRDs are what `crds` prints, its RBAC what `rbac` derives", async () => {
+Deno.test("the bundle's CRDs are deploy/webhooks', its RBAC what `rbac --webhooks` derives", async () => {
   const files = await bundle();
   const crds = manifests(files).filter((m) => m.kind === "CustomResourceDefinition");
-  expect(crds).toEqual(crdsOf(catalog));
+  // The Ptemplate CRD with v1beta1 and its conversion webhook, at OLM's Service for it.
+  const [deployed] = parseAllDocuments(
+    await Deno.readTextFile(
+      new URL("../deploy/webhooks/self-managed/ptemplates.pt.example.com.yaml", import.meta.url),
+    ),
+  ).map((d) => d.toJS());
+  expect(crds.map((c) => c.metadata?.name)).toEqual(crdsOf(catalog).map((c) => c.metadata?.name));
+  expect((crds[0].spec as { versions: unknown[] }).versions).toEqual(deployed.spec.versions);
+  expect((crds[0].spec as { conversion: unknown }).conversion).toEqual({
+    strategy: "Webhook",
+    webhook: {
+      conversionReviewVersions: ["v1"],
+      clientConfig: {
+        service: {
+          namespace: "ptemplate-operator-system",
+          name: "ptemplate-operator-service",
+          path: "/convert",
+          port: 9443,
+        },
+      },
+    },
+  });
   const install = installOf(csvOf(files));
   const granted = grantsOf(
     [...install.permissions, ...install.clusterPermissions].flatMap((p) => p.rules),
   );
   const derived = grantsOf(
-    rbacManifests(catalog.map((e) => e.plugin)).flatMap((o) =>
-      (o.rules as PolicyRule[] | undefined) ?? []
-    ),
+    rbacManifests(catalog.map((e) => e.plugin), { webhooks: true })
+      .flatMap((o) => (o.rules as PolicyRule[] | undefined) ?? []),
   );
   expect(granted).toEqual(derived);
   // Cluster-wide only what cannot be granted in a namespace: nodes, and checking the callers
   // of /metrics.
   expect(grantsOf(install.clusterPermissions.flatMap((p) => p.rules))).toEqual([
+    " namespaces get",
     " nodes list",
     " nodes watch",
     "authentication.k8s.io tokenreviews create",
@@ -58,6 +79,47 @@ Deno.test("the bundle's CRDs are what `crds` prints, its RBAC what `rbac` derive
   expect(manifests(files).find((m) => m.kind === "ClusterRole")?.metadata?.name).toBe(
     "ptemplate-operator-metrics-reader",
   );
+});
+
+Deno.test("the CSV's webhooks: each plugin's admission, and the CRDs' conversion", async () => {
+  const spec = csvOf(await bundle()).spec as {
+    webhookdefinitions: Record<string, unknown>[];
+    installModes: { type: string; supported: boolean }[];
+  };
+  const served = { deploymentName: "ptemplate-operator", containerPort: 9443, targetPort: 9443 };
+  expect(spec.webhookdefinitions).toEqual([
+    {
+      generateName: "status-aggregator.validate.pt.example.com",
+      type: "ValidatingAdmissionWebhook",
+      ...served,
+      webhookPath: "/validate/status-aggregator",
+      rules: [{
+        apiGroups: ["pt.example.com"],
+        apiVersions: ["*"],
+        operations: ["CREATE", "UPDATE"],
+        resources: ["ptemplates"],
+        scope: "Namespaced",
+      }],
+      matchPolicy: "Equivalent",
+      failurePolicy: "Ignore",
+      timeoutSeconds: 5,
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+    },
+    {
+      generateName: "conversion.ptemplate-operator",
+      type: "ConversionWebhook",
+      ...served,
+      webhookPath: "/convert",
+      conversionCRDs: ["ptemplates.pt.example.com"],
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+    },
+  ]);
+  // OLM installs a conversion webhook only for an operator of all namespaces.
+  expect(spec.installModes.filter((m) => m.supported).map((m) => m.type)).toEqual([
+    "AllNamespaces",
+  ]);
 });
 
 Deno.test("the install strategy is deploy/'s Deployment, with the image and OLM's namespaces", async () => {

@@ -1,7 +1,7 @@
 /** The plugins this binary carries, by name, with the CRDs each needs and which run by default. */
 import type { Unstructured } from "../kube/mod.ts";
 import type { Conversion, Plugin } from "../runtime/mod.ts";
-import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import { type ConversionClientConfig, PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { convertPtemplate, PTEMPLATE_VERSIONS_CRD } from "../crds/ptemplate_conversion.ts";
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
@@ -15,7 +15,10 @@ export interface CatalogEntry {
   crds: Unstructured[];
   /** Runs unless `--plugins` says otherwise. */
   enabledByDefault: boolean;
-  /** How its CRDs' objects change between versions, served at the webhooks' `/convert`. */
+  /**
+   * How its CRDs' objects change between versions, served at the webhooks' `/convert`; each
+   * with its CRD as installed where that is served (more versions than `crds` has).
+   */
   conversions?: Conversion[];
 }
 
@@ -77,6 +80,19 @@ export async function loadPluginModules(specifiers: string[]): Promise<CatalogEn
 }
 
 /**
+ * The catalog once `--plugin` modules are loaded: their plugins are then the default set, and the
+ * carried ones (the Ptemplate plugins) run beside them only when `--plugins` asks
+ * (`--plugins +kmm-module`). A `--plugin` runs what it names, nothing more.
+ */
+export function withLoadedPlugins(
+  carried: CatalogEntry[],
+  loaded: CatalogEntry[],
+): CatalogEntry[] {
+  if (!loaded.length) return carried;
+  return [...carried.map((entry) => ({ ...entry, enabledByDefault: false })), ...loaded];
+}
+
+/**
  * Which plugins run. `--plugins a,b` names the exact set; `--plugins -a,+c` edits the default
  * set. Unknown names are an error that lists the known ones.
  */
@@ -118,6 +134,26 @@ export function crdsOf(entries: CatalogEntry[]): Unstructured[] {
   const byName = new Map<string, Unstructured>();
   for (const entry of entries) for (const crd of entry.crds) byName.set(crd.metadata!.name!, crd);
   return [...byName.values()];
+}
+
+/**
+ * The distinct CRDs of `entries`, those with a conversion webhook as installed when it is served
+ * (at `clientConfig`), the others as `crds` has them.
+ */
+export function crdsWithConversion(
+  entries: CatalogEntry[],
+  clientConfig: ConversionClientConfig,
+): Unstructured[] {
+  const converted = new Map<string, Unstructured>();
+  for (const { crd } of entries.flatMap((e) => e.conversions ?? [])) {
+    if (!crd) continue;
+    const served = structuredClone(crd) as Unstructured & {
+      spec: { conversion: { webhook: { clientConfig?: ConversionClientConfig } } };
+    };
+    served.spec.conversion.webhook.clientConfig = clientConfig;
+    converted.set(served.metadata!.name!, served);
+  }
+  return crdsOf(entries).map((crd) => converted.get(crd.metadata!.name!) ?? crd);
 }
 
 /** The CRDs whose versions the webhooks convert, by name, once each. */

@@ -1,5 +1,11 @@
 import { expect } from "expect";
-import { builtInCatalog, crdsOf, loadPluginModules, selectPlugins } from "./plugin_catalog.ts";
+import {
+  builtInCatalog,
+  crdsOf,
+  loadPluginModules,
+  selectPlugins,
+  withLoadedPlugins,
+} from "./plugin_catalog.ts";
 
 const names = (entries: { plugin: { name: string } }[]) => entries.map((e) => e.plugin.name);
 
@@ -38,4 +44,25 @@ Deno.test("--plugin loads every plugin and CRD a module exports", async () => {
   await expect(loadPluginModules([new URL("./flags.ts", import.meta.url).href])).rejects.toThrow(
     /exports no plugin/,
   );
+});
+
+Deno.test("--plugin runs what it loads; the built-ins only when --plugins adds them", async () => {
+  const loaded = await loadPluginModules([
+    new URL("../tests/fixtures/config_set.ts", import.meta.url).href,
+  ]);
+  const catalog = withLoadedPlugins(builtInCatalog(), loaded);
+  expect(names(selectPlugins(catalog, undefined))).toEqual(["config-set"]);
+  expect(crdsOf(selectPlugins(catalog, undefined)).map((c) => c.metadata?.name)).toEqual([
+    "configsets.test.ptemplate.dev",
+  ]);
+  expect(names(selectPlugins(catalog, ["+kmm-module", "+status-aggregator"]))).toEqual([
+    "kmm-module",
+    "status-aggregator",
+    "config-set",
+  ]);
+  expect(names(selectPlugins(catalog, ["consumer-daemonset"]))).toEqual(["consumer-daemonset"]);
+  expect(() => selectPlugins(catalog, ["-config-set"])).toThrow(/leaves no plugin/);
+  // Without --plugin, nothing changes.
+  const catalogAlone = builtInCatalog();
+  expect(withLoadedPlugins(catalogAlone, [])).toBe(catalogAlone);
 });

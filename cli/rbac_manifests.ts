@@ -22,65 +22,49 @@ export const METRICS_ROLES = {
 } as const;
 
 /**
- * A ClusterRole for a cluster-wide operator, or a Role and RoleBinding in each of `namespaces`
- * for one confined to them; the leader-election Role for the operator's own namespace; and the
- * ClusterRole (with its binding) to check the callers of `/metrics`, in either mode.
+ * A ClusterRole for a cluster-wide operator, or a Role in each of `namespaces` for one confined
+ * to them; the leader-election Role in the operator's own namespace; and the ClusterRole to check
+ * the callers of `/metrics`, in either mode; each bound to the operator's ServiceAccount, so the
+ * output is complete as it is applied.
  */
 export function rbacManifests(
   plugins: Plugin[],
   options: { namespaces?: string[]; webhooks?: boolean } = {},
 ): Unstructured[] {
-  const rbac = "rbac.authorization.k8s.io/v1";
-  const leaderElection: Unstructured = {
-    apiVersion: rbac,
-    kind: "Role",
-    metadata: { name: `${NAME}-leader-election` },
-    rules: LEADER_ELECTION_RULES,
-  };
-  const metricsAuth: Unstructured[] = [
-    {
-      apiVersion: rbac,
-      kind: "ClusterRole",
-      metadata: { name: METRICS_ROLES.auth },
-      rules: ACCESS_REVIEW_RULES,
-    },
-    {
-      apiVersion: rbac,
-      kind: "ClusterRoleBinding",
-      metadata: { name: METRICS_ROLES.auth },
-      roleRef: {
-        apiGroup: "rbac.authorization.k8s.io",
-        kind: "ClusterRole",
-        name: METRICS_ROLES.auth,
-      },
-      subjects: [SERVICE_ACCOUNT],
-    },
-  ];
-  if (!options.namespaces?.length) {
+  const bound = (
+    kind: "ClusterRole" | "Role",
+    name: string,
+    rules: unknown[],
+    namespace?: string,
+  ): Unstructured[] => {
+    const rbac = "rbac.authorization.k8s.io/v1";
+    const metadata = namespace ? { name, namespace } : { name };
     return [
+      { apiVersion: rbac, kind, metadata, rules },
       {
         apiVersion: rbac,
-        kind: "ClusterRole",
-        metadata: { name: NAME },
-        rules: rbacRules(plugins, { webhooks: options.webhooks }),
+        kind: `${kind}Binding`,
+        metadata,
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name },
+        subjects: [SERVICE_ACCOUNT],
       },
-      leaderElection,
-      ...metricsAuth,
     ];
+  };
+  const leaderElection = bound(
+    "Role",
+    `${NAME}-leader-election`,
+    LEADER_ELECTION_RULES,
+    SERVICE_ACCOUNT.namespace,
+  );
+  const metricsAuth = bound("ClusterRole", METRICS_ROLES.auth, ACCESS_REVIEW_RULES);
+  if (!options.namespaces?.length) {
+    const rules = rbacRules(plugins, { webhooks: options.webhooks });
+    return [...bound("ClusterRole", NAME, rules), ...leaderElection, ...metricsAuth];
   }
   const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
   return [
-    ...options.namespaces.flatMap((namespace): Unstructured[] => [
-      { apiVersion: rbac, kind: "Role", metadata: { name: NAME, namespace }, rules },
-      {
-        apiVersion: rbac,
-        kind: "RoleBinding",
-        metadata: { name: NAME, namespace },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: NAME },
-        subjects: [SERVICE_ACCOUNT],
-      },
-    ]),
-    leaderElection,
+    ...options.namespaces.flatMap((namespace) => bound("Role", NAME, rules, namespace)),
+    ...leaderElection,
     ...metricsAuth,
   ];
 }

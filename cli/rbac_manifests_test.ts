@@ -12,26 +12,32 @@ const read = async (path: string) =>
 const defaults = () => selectPlugins(builtInCatalog(), undefined).map((e) => e.plugin);
 const rulesOf = (o: Unstructured) => o.rules as PolicyRule[];
 
-Deno.test("deploy/ grants exactly what `ptemplate-operator rbac` derives from the default plugins", async () => {
-  const [clusterRole, leaderElection] = rbacManifests(defaults());
-  const [deployed] = await read("deploy/cluster/cluster_role.yaml");
-  expect(grantsOf(rulesOf(deployed))).toEqual(grantsOf(rulesOf(clusterRole)));
-  const [deployedLeaderElection] = await read("deploy/core/leader_election_role.yaml");
-  expect(grantsOf(rulesOf(deployedLeaderElection))).toEqual(grantsOf(rulesOf(leaderElection)));
+/** The objects, their rules compared as grants however they are grouped. */
+const comparable = (objects: Unstructured[]) =>
+  objects.map((o) => o.rules ? { ...o, rules: grantsOf(rulesOf(o)) } : o);
+
+Deno.test("deploy/ installs exactly what `ptemplate-operator rbac` prints: roles and bindings", async () => {
+  const deployed = [
+    ...await read("deploy/cluster/cluster_role.yaml"),
+    ...await read("deploy/cluster/cluster_role_binding.yaml"),
+    // kustomize puts these in the operator's namespace (deploy/core/kustomization.yaml).
+    ...[
+      ...await read("deploy/core/leader_election_role.yaml"),
+      ...await read("deploy/core/leader_election_role_binding.yaml"),
+    ].map((o) => ({ ...o, metadata: { ...o.metadata, namespace: "ptemplate-operator-system" } })),
+    ...await read("deploy/core/metrics_auth_role.yaml"),
+    ...await read("deploy/core/metrics_auth_role_binding.yaml"),
+  ];
+  expect(comparable(deployed)).toEqual(comparable(rbacManifests(defaults())));
 });
 
 Deno.test("deploy/namespaced grants in each namespace what `rbac --namespace` derives", async () => {
   const deployed = await read("deploy/namespaced/roles.yaml");
   const namespaces = deployed.filter((o) => o.kind === "Role").map((o) => o.metadata!.namespace!);
   expect(namespaces).toEqual(["team-a", "team-b"]);
-  const derived = rbacManifests(defaults(), { namespaces });
-  // Same objects, the rules compared as grants however they are grouped.
-  const comparable = (objects: Unstructured[]) =>
-    objects.filter((o) => o.kind !== "Role" || o.metadata?.namespace).map((o) =>
-      o.rules ? { ...o, rules: grantsOf(rulesOf(o)) } : o
-    );
-  const roles = derived.filter((o) => o.kind === "Role" || o.kind === "RoleBinding");
-  expect(comparable(deployed)).toEqual(comparable(roles.slice(0, -1)));
+  const derived = rbacManifests(defaults(), { namespaces })
+    .filter((o) => namespaces.includes(o.metadata!.namespace!));
+  expect(comparable(deployed)).toEqual(comparable(derived));
 });
 
 Deno.test("deploy/ lets the operator check the callers of /metrics, and a Prometheus read it", async () => {
@@ -47,7 +53,9 @@ Deno.test("deploy/ lets the operator check the callers of /metrics, and a Promet
     "authorization.k8s.io subjectaccessreviews create",
   ]);
   const [binding] = await read("deploy/core/metrics_auth_role_binding.yaml");
-  const derivedBinding = derived.find((o) => o.kind === "ClusterRoleBinding")!;
+  const derivedBinding = derived.find((o) =>
+    o.kind === "ClusterRoleBinding" && o.metadata?.name === METRICS_ROLES.auth
+  )!;
   expect(binding).toEqual(derivedBinding);
   // The namespaced install needs it as well: no Role can grant it.
   expect(rbacManifests(defaults(), { namespaces: ["a"] }).map((o) => o.metadata?.name))

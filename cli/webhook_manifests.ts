@@ -16,6 +16,8 @@ export const WEBHOOK_NAMES = {
   configuration: "ptemplate-operator",
   service: "ptemplate-operator-webhook",
   secret: "ptemplate-operator-webhook-cert",
+  /** cert-manager's Certificate (deploy/webhooks/cert-manager/certificate.yaml). */
+  certificate: "ptemplate-operator-webhook",
 } as const;
 
 /** Where the API server reaches a path of ours: a Service, or a URL (loopback, tests). */

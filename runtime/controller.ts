@@ -62,6 +62,11 @@ export class Controller<T extends KubeObject = KubeObject> {
   /** Delays before looking again at a parent whose children were refused: 30 s doubling to 10 min. */
   readonly #refusals = new KeyedBackoff(30_000, 600_000);
   #queue?: WorkQueue;
+  /**
+   * The versions (by key) whose finalizer we removed: until the cache has caught up with that
+   * write, the object it still shows is one we have finalized already.
+   */
+  readonly #finalized = new Map<string, { uid?: string; resourceVersion?: string }>();
   /** Why the controller stopped while it should run, if it did. */
   #failure?: string;
   /** The caches of every kind the plugin declared: its reconciles are decided from them. */
@@ -92,6 +97,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (watch.optional) pool.informers(watch.resource, { optional: true });
     }
     pool.onChange<T>(plugin.for, (change) => {
+      if (change.type === "deleted") this.#finalized.delete(objectKey(change.object));
       // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
       const deleting = change.type === "updated" && plugin.finalize &&
         !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
@@ -293,7 +299,19 @@ export class Controller<T extends KubeObject = KubeObject> {
       metrics: metrics.registry,
       signal: abort,
     };
-    if (finalizing) return await this.#finalize(queue, key, object, finalizer!, context);
+    if (finalizing) {
+      const done = this.#finalized.get(key);
+      if (
+        done?.uid === object.metadata?.uid &&
+        done?.resourceVersion === object.metadata?.resourceVersion
+      ) {
+        // Woken (say, by a change its own finalize made) before the cache saw the finalizer
+        // go: the object is leaving, and finalizing it again would repeat the cleanup.
+        queue.forget(key);
+        return;
+      }
+      return await this.#finalize(queue, key, object, finalizer!, context);
+    }
     const applier = this.#applier.using(writer);
     const started = performance.now();
     let result: "success" | "error" | "requeue" | "requeue_after" = "success";
@@ -456,9 +474,11 @@ export class Controller<T extends KubeObject = KubeObject> {
           signal: context.signal,
         });
       } catch (error) {
-        // Our cache was behind: the finalizer went on an earlier visit, and the object with it.
+        // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
         if (!isApiError(error, 404)) throw error;
       }
+      const { uid, resourceVersion } = object.metadata ?? {};
+      this.#finalized.set(key, { uid, resourceVersion });
       queue.forget(key);
       context.log.info("finalized; removed finalizer {finalizer}", { finalizer });
     } catch (error) {

@@ -49,10 +49,16 @@ export function jsonLine(record: LogRecord): string {
   }) + "\n";
 }
 
-/** `15:04:05.000 INFO  controller msg key=value …` for people. */
+/**
+ * `15:04:05.000 INFO  controller msg key=value …` for people: the properties the message does
+ * not already show. One whose value is `undefined` (a cluster-wide informer's namespace) is left
+ * out, as JSON leaves it out, rather than printed as `namespace=undefined`.
+ */
 export function textLine(record: LogRecord): string {
   const time = new Date(record.timestamp).toISOString().slice(11, 23);
+  const shown = typeof record.rawMessage === "string" ? record.rawMessage : "";
   const props = Object.entries(redact(record.properties) as Record<string, unknown>)
+    .filter(([k, v]) => v !== undefined && !shown.includes(`{${k}}`))
     .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
     .join(" ");
   const category = record.category.slice(1).join(".") || ROOT;

@@ -41,3 +41,20 @@ Deno.test("logs: text lines for people", () => {
     a: ["Bearer [redacted]"],
   });
 });
+
+Deno.test("logs: a property that is undefined is left out, in text as in JSON", () => {
+  const properties = { kind: "Module", namespace: undefined, object: "ns/a" };
+  const text = textLine(record(properties));
+  expect(text).toContain("kind=Module object=ns/a");
+  expect(text).not.toContain("undefined");
+  expect(jsonLine(record(properties))).not.toContain("namespace");
+});
+
+Deno.test("logs: text lines do not repeat what the message shows", () => {
+  const line = textLine({
+    ...record({ key: "ns/a", controller: "kmm" }),
+    message: ["reconciled ", "ns/a", ""],
+    rawMessage: "reconciled {key}",
+  });
+  expect(line).toMatch(/controller: reconciled ns\/a controller=kmm\n$/);
+});

@@ -283,6 +283,11 @@ export class Manager {
       if (webhooks) {
         await webhooks.start();
         this.endpoints.webhookPort = webhooks.port;
+        this.#log.info("serving {what} on {address}", {
+          what: "webhooks",
+          address: `${this.#options.webhooks!.bind.hostname}:${webhooks.port}`,
+          port: webhooks.port,
+        });
       }
       if (this.#options.connection) health.configure(this.#options.connection);
       this.pool.start(informers.signal);

@@ -10,18 +10,22 @@ export const KWOK_VERSION = "v0.8.0";
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
 
-export type BinaryName =
-  | "etcd"
-  | "kube-apiserver"
-  | "kube-controller-manager"
-  | "kube-scheduler"
-  | "kubectl"
-  | "kwok"
-  | "promlint"
-  | "olm-validate";
+/** What the control plane runs, and kubectl beside it: what `findBinaries` finds by default. */
+export const CONTROL_PLANE_BINARIES = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kubectl",
+  "kwok",
+] as const;
+export type ControlPlaneBinary = typeof CONTROL_PLANE_BINARIES[number];
+
+/** The control plane's binaries, and tools some tests use (built only when asked for). */
+export type BinaryName = ControlPlaneBinary | "promlint" | "olm-validate";
 
 /** Paths of every binary the control plane may start. */
-export type Binaries = Record<BinaryName, string>;
+export type Binaries = Record<ControlPlaneBinary, string>;
 
 interface Toolchain {
   /** Folder under `testing/toolchain/`. */
@@ -154,15 +158,21 @@ export interface FindOptions {
 }
 
 /**
- * Every control-plane binary: from `KUBEBUILDER_ASSETS` when it has it (setup-envtest's folder
- * has etcd and kube-apiserver only), else from the cache, else built into the cache.
+ * The control-plane binaries, or the `names` asked for: from `KUBEBUILDER_ASSETS` when it has
+ * them (setup-envtest's folder has etcd and kube-apiserver only), else from the cache, else built
+ * into the cache. Only the toolchains of the binaries asked for are built: `deno task dev` does not
+ * wait for the tools only tests use.
  */
-export async function findBinaries(options: FindOptions = {}): Promise<Binaries> {
+export async function findBinaries<N extends BinaryName = ControlPlaneBinary>(
+  options: FindOptions & { names?: readonly N[] } = {},
+): Promise<Record<N, string>> {
   const progress = options.progress ?? ((line) => console.error(line));
   const assets = Deno.env.get("KUBEBUILDER_ASSETS");
-  const found: Partial<Binaries> = {};
+  const wanted = new Set<BinaryName>(options.names ?? CONTROL_PLANE_BINARIES);
+  const found: Partial<Record<BinaryName, string>> = {};
   for (const toolchain of TOOLCHAINS) {
-    const names = Object.keys(toolchain.packages) as BinaryName[];
+    const names = (Object.keys(toolchain.packages) as BinaryName[]).filter((n) => wanted.has(n));
+    if (!names.length) continue;
     const folder = await cacheFolder(toolchain);
     const missing: BinaryName[] = [];
     for (const name of names) {
@@ -187,7 +197,7 @@ export async function findBinaries(options: FindOptions = {}): Promise<Binaries>
     await build(toolchain, folder, progress);
     for (const name of missing) found[name] = `${folder}/${name}`;
   }
-  return found as Binaries;
+  return found as Record<N, string>;
 }
 
 /** Builds one toolchain module into a temporary folder, then renames it into the cache. */

@@ -109,6 +109,19 @@ const STAGES = new URL("./assets/kwok_stages_fast.yaml", import.meta.url);
 /** Nodes with this annotation are the ones our kwok manages. */
 export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node";
 
+/** The label examples/seed.yaml selects: what `deno task dev` and `cluster --nodes` give nodes. */
+export const WORKER_LABELS: Readonly<Record<string, string>> = {
+  "node-role.kubernetes.io/worker": "worker",
+};
+
+/** `worker-1` … `worker-<count>`, labelled as workers, for `createNodes`. */
+export function workerNodes(count: number): FakeNode[] {
+  return Array.from({ length: count }, (_, i) => ({
+    name: `worker-${i + 1}`,
+    labels: { ...WORKER_LABELS },
+  }));
+}
+
 /** A running control plane. Always `stop()` it (or use `await using`). */
 export class ControlPlane {
   /** Folder holding certificates, kubeconfigs, etcd data and component logs. */
@@ -125,7 +138,7 @@ export class ControlPlane {
   readonly #clients: KubeClient[] = [];
   readonly #apiServerArgs: string[];
   readonly #ownerStart: string;
-  #stopped = false;
+  #stopping?: Promise<void>;
 
   private constructor(init: {
     dir: string;
@@ -344,7 +357,10 @@ export class ControlPlane {
     };
   }
 
-  /** Creates Nodes that kwok manages (it marks them Ready), with the given labels. */
+  /**
+   * Creates Nodes that kwok manages (it marks them Ready), with the given labels, schedulable at
+   * once and advertising 64 `example.com/ptemplate` devices (what KMM's device plugin would).
+   */
   async createNodes(...nodes: FakeNode[]): Promise<void> {
     const client = this.client();
     for (const node of nodes) {
@@ -460,10 +476,15 @@ export class ControlPlane {
   /**
    * Stops every component (SIGTERM, then SIGKILL to the process group) and closes clients.
    * Removes the folder unless `keepLogs`; a kept folder is printed so the logs can be read.
+   * Calling it again returns the same stop, finished only when the first one is (the first
+   * call's `keepLogs` holds): a second Ctrl-C must not end the process halfway.
    */
-  async stop(options: { keepLogs?: boolean } = {}): Promise<void> {
-    if (this.#stopped) return;
-    this.#stopped = true;
+  stop(options: { keepLogs?: boolean } = {}): Promise<void> {
+    this.#stopping ??= this.#stop(options);
+    return this.#stopping;
+  }
+
+  async #stop(options: { keepLogs?: boolean }): Promise<void> {
     for (const client of this.#clients) client.close();
     // Stop dependents before what they depend on, so their logs hold no noise about it.
     const order = [...this.#processes.values()].reverse();
@@ -568,9 +589,12 @@ const running = new Set<ControlPlane>();
 let listening = false;
 let signalling = false;
 
+let interrupted: Promise<unknown> | undefined;
+
+/** The first SIGINT or SIGTERM stops every plane, keeping logs; repeats wait for that stop. */
 function onInterrupt(): void {
-  const planes = [...running];
-  Promise.all(planes.map((p) => p.stop({ keepLogs: true }))).finally(() => Deno.exit(130));
+  interrupted ??= Promise.all([...running].map((p) => p.stop({ keepLogs: true })))
+    .finally(() => Deno.exit(130));
 }
 
 function onUnload(): void {

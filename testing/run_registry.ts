@@ -77,7 +77,11 @@ export async function sweepOrphans(log: (line: string) => void = console.error):
     } catch {
       continue;
     }
-    if (byPid.get(record.owner)?.started === record.ownerStart) continue; // owner still running
+    // The owner still runs: the same process (PID and start time), and not a zombie, which is
+    // dead but waits for its parent to reap it (`deno task` killed with it, or a PID 1 that
+    // does not reap).
+    const owner = byPid.get(record.owner);
+    if (owner?.started === record.ownerStart && !owner.state.startsWith("Z")) continue;
     const killed: number[] = [];
     for (const pid of record.pids) {
       const process = byPid.get(pid);

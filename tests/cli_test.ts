@@ -75,3 +75,23 @@ Deno.test("cli: no cluster configuration is one error listing what was tried", a
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("cli: --plugin runs exactly what it names, even a module that imports main.ts", async () => {
+  const fixture = new URL("./fixtures/plugin_using_main.ts", import.meta.url).pathname;
+  // The module imports main.ts: its load must not wait on main.ts's own evaluation.
+  const alone = await run("rbac", "--plugin", fixture);
+  expect(alone).toMatchObject({ code: 0, stderr: "" });
+  expect(alone.stdout).toContain("resources: [configsets]");
+  expect(alone.stdout).not.toContain("ptemplates");
+  const crds = await run("crds", "--plugin", fixture);
+  expect(parseAllDocuments(crds.stdout).map((d) => d.toJS()?.metadata?.name)).toEqual([
+    "configsets.test.ptemplate.dev",
+  ]);
+  // Ours beside it only when asked.
+  const beside = await run("rbac", "--plugin", fixture, "--plugins", "+status-aggregator");
+  expect(beside.code).toBe(0);
+  expect(beside.stdout).toContain("resources: [configsets]");
+  expect(beside.stdout).toContain("resources: [ptemplates]");
+  const help = await run("run", "--help");
+  expect(help.stdout).toMatch(/--plugin MODULE +run the plugins a module exports, and only those/);
+});

@@ -169,7 +169,11 @@ await integrationTest("control plane: stop leaves no process behind", {
   const pids = plane.pids();
   expect(pids).toHaveLength(5);
   for (const pid of pids) expect(await liveGroupMembers(pid)).toContain(pid);
-  await plane.stop();
+  // A second stop (a second Ctrl-C) is the same stop: it ends only when everything has.
+  const first = plane.stop();
+  const again = plane.stop();
+  expect(again).toBe(first);
+  await again;
   for (const pid of pids) {
     expect(await liveGroupMembers(pid)).toEqual([]);
   }

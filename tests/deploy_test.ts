@@ -12,7 +12,8 @@ import type { Unstructured } from "../kube/client.ts";
 import * as kinds from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
+import { kubectlOk } from "./fixtures/kubectl.ts";
+import { deploymentArgs, kustomize } from "./fixtures/manifests.ts";
 import { insecureFetch } from "./fixtures/insecure_fetch.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
 
@@ -77,8 +78,12 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
     expect(container.image).toBe("ghcr.io/ptemplate/ptemplate-operator:v0.1.0");
   });
 
-  await step("everything but the Deployment installs", async () => {
-    await installAllButDeployment(admin, manifests);
+  await step("kubectl apply -k deploy installs it, as the README says", async () => {
+    await kubectlOk(plane.binaries.kubectl, plane.adminKubeconfigPath, ["apply", "-k", "deploy"]);
+    // There is no kubelet: the test runs the Deployment's container itself, below.
+    await admin.get(kinds.DEPLOYMENT, "ptemplate-operator", {
+      namespace: "ptemplate-operator-system",
+    });
   });
 
   await step("as its ServiceAccount the operator converges the sample with zero 403s", async () => {
@@ -91,13 +96,13 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       "ptemplate-operator-system",
       "ptemplate-operator",
     );
+    // The Deployment's own arguments, serving on loopback ports of the test's choosing.
+    const args = deploymentArgs(manifests).filter((a) => !/bind-address|log-format/.test(a));
+    // As deployed: HTTPS, a self-signed certificate, callers checked with the API server.
+    expect(args).toEqual(expect.arrayContaining(["run", "--leader-elect", "--metrics-secure"]));
     const operator = OperatorRun.start([
-      "run",
+      ...args,
       `--kubeconfig=${identity.kubeconfigPath}`,
-      "--leader-elect",
-      "--leader-election-namespace=ptemplate-operator-system",
-      // As deployed: HTTPS, a self-signed certificate, callers checked with the API server.
-      "--metrics-secure",
       "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=127.0.0.1:0",
     ]);

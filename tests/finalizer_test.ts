@@ -21,6 +21,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
+import { runDocumented } from "./fixtures/documented_commands.ts";
 
 const NS = "fin";
 const FINALIZER = finalizerOf(guestbookPlugin);
@@ -55,10 +56,30 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
       e.involvedObject.name === name && e.reason === "FinalizeFailed"
     );
 
+  /** How many times `finalize` ran, per guest. */
+  const finalized = new Map<string, number>();
   const operator = runManager(plane.adminConfig, {
     userAgent: "finalizer-test",
-    plugins: [guestbookPlugin],
+    concurrency: 8,
+    plugins: [{
+      ...guestbookPlugin,
+      finalize: (guest: Guest, context) => {
+        const name = guest.metadata!.name!;
+        finalized.set(name, (finalized.get(name) ?? 0) + 1);
+        return guestbookPlugin.finalize!(guest, context);
+      },
+    }],
   });
+  /** The operator has seen what the API server says, and nothing is queued or in flight. */
+  const settled = (names: string[]) =>
+    eventually(() => {
+      for (const name of names) {
+        expect(operator.manager.pool.cache(GUEST).get(NS, name)).toBeUndefined();
+      }
+      const metrics = operator.manager.registry.render();
+      expect(metrics).toMatch(/^controller_runtime_active_workers\{controller="guestbook"\} 0$/m);
+      expect(metrics).toMatch(/^workqueue_depth\{name="guestbook"\} 0$/m);
+    });
   try {
     await step("the finalizer is on before a guest signs the book", async () => {
       for (const [name, greeting] of [["ada", "hello"], ["bob", "hi"]]) {
@@ -77,8 +98,32 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
     await step("deleting a guest signs it out first, then it goes", async () => {
       await admin.delete(GUEST, "bob", { namespace: NS });
       await eventually(() => gone("bob").then((g) => expect(g).toBe(true)));
+      await settled(["bob"]);
+      expect(finalized.get("bob")).toBe(1);
       expect((await book()).data).toEqual({ ada: "hello" });
       expect(await failures("bob")).toEqual([]);
+    });
+
+    await step("each deletion runs finalize once, whatever else happens meanwhile", async () => {
+      const names = ["cat", "dan", "eve", "fay"];
+      for (const name of names) {
+        await admin.create(GUEST, {
+          metadata: { name, namespace: NS },
+          spec: { greeting: `hi ${name}` },
+        } as Unstructured);
+      }
+      await eventually(async () => expect(Object.keys((await book()).data ?? {})).toHaveLength(5));
+      // Every sign-out rewrites the shared book, which wakes every guest of the namespace,
+      // the ones being deleted too, while the cache may still hold them.
+      await Promise.all(names.map((name) => admin.delete(GUEST, name, { namespace: NS })));
+      for (const name of names) {
+        await eventually(() => gone(name).then((g) => expect(g).toBe(true)));
+      }
+      await settled(names);
+      expect(Object.fromEntries(names.map((n) => [n, finalized.get(n)]))).toEqual(
+        Object.fromEntries(names.map((n) => [n, 1])),
+      );
+      expect((await book()).data).toEqual({ ada: "hello" });
     });
 
     await step(
@@ -121,34 +166,29 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
     await step(
       "with the plugin stopped, removing the finalizer by hand frees the object",
       async () => {
+        // Ada, the guide's example, comes back (her first visit was finalized above).
         await admin.create(GUEST, {
-          metadata: { name: "cy", namespace: NS },
+          metadata: { name: "ada", namespace: NS },
           spec: { greeting: "hey" },
         } as Unstructured);
         await eventually(async () =>
-          expect((await guest("cy")).metadata?.finalizers).toEqual([FINALIZER])
+          expect((await guest("ada")).metadata?.finalizers).toEqual([FINALIZER])
         );
         await operator.stop();
-        await admin.delete(GUEST, "cy", { namespace: NS });
+        await admin.delete(GUEST, "ada", { namespace: NS });
         await sleep(2_000);
-        expect(await gone("cy")).toBe(false);
-        // What the guide tells an operator to do (kubectl patch … --type=json).
-        const out = await new Deno.Command(plane.binaries.kubectl, {
-          args: [
-            "--kubeconfig",
-            plane.adminKubeconfigPath,
-            "-n",
-            NS,
-            "patch",
-            "guest",
-            "cy",
-            "--type=json",
-            "-p",
-            '[{"op":"remove","path":"/metadata/finalizers/0"}]',
-          ],
-        }).output();
-        expect(new TextDecoder().decode(out.stderr)).toBe("");
-        await eventually(() => gone("cy").then((g) => expect(g).toBe(true)));
+        expect(await gone("ada")).toBe(false);
+        // The guide's command, as written, in the test's namespace.
+        const out = await runDocumented(
+          `kubectl patch guest ada --type=json -p '[{"op":"remove","path":"/metadata/finalizers/0"}]'`,
+          {
+            kubectl: plane.binaries.kubectl,
+            env: { KUBECONFIG: plane.adminKubeconfigPath },
+            extraArgs: ["-n", NS],
+          },
+        );
+        expect(out).toMatchObject({ code: 0, stderr: "" });
+        await eventually(() => gone("ada").then((g) => expect(g).toBe(true)));
       },
     );
   } finally {

@@ -10,6 +10,7 @@ import { KubeClient, type Unstructured } from "../kube/client.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
+import { findBinaries } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 
@@ -67,7 +68,8 @@ await integrationTest("/metrics passes promlint and has the series Go operators 
       for (const series of SERIES) expect(text).toMatch(new RegExp(`^${series}[{ ]`, "m"));
       expect(text).toMatch(/^process_resident_memory_bytes [1-9]\d{6,}$/m);
       expect(text).toMatch(/^rest_client_rate_limiter_duration_seconds_count\{verb="PATCH"/m);
-      const lint = new Deno.Command(plane.binaries.promlint, {
+      const { promlint } = await findBinaries({ names: ["promlint"] });
+      const lint = new Deno.Command(promlint, {
         stdin: "piped",
         stdout: "piped",
         stderr: "piped",

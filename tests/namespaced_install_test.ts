@@ -11,7 +11,8 @@ import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { deploymentArgs, installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
+import { kubectlOk } from "./fixtures/kubectl.ts";
+import { deploymentArgs, kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
@@ -47,7 +48,12 @@ await integrationTest("deploy/namespaced: Roles only, in the namespaces it watch
     for (const name of [...WATCHED, "outside"]) {
       await admin.create(NAMESPACE, { metadata: { name } });
     }
-    await installAllButDeployment(admin, manifests);
+    // As the README says (the namespaces its Roles are in exist first).
+    await kubectlOk(plane.binaries.kubectl, plane.adminKubeconfigPath, [
+      "apply",
+      "-k",
+      "deploy/namespaced",
+    ]);
     await plane.createNodes({ name: "worker-1", labels: { role: "worker" } });
     const identity = await plane.serviceAccountIdentity(
       "ptemplate-operator-system",

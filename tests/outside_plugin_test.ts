@@ -4,6 +4,7 @@
  * plugin loads into our binary with `--plugin`, and the own binary runs our command line with it.
  */
 import { expect } from "expect";
+import { runDocumented } from "./fixtures/documented_commands.ts";
 import { permissionFlags, spawnOperator } from "./fixtures/operator_command.ts";
 
 const repo = new URL("../", import.meta.url);
@@ -62,9 +63,20 @@ Deno.test("a plugin in another repository, as the guide says: checks, loads, shi
       const crds = await ours("crds", "--plugin", `${dir}/my_plugin.ts`);
       expect(crds.stderr).toBe("");
       expect(crds.stdout).toContain("name: notes.notes.example.com");
-      const rbac = await ours("rbac", "--plugin", `${dir}/my_plugin.ts`);
-      expect(rbac.stdout).toMatch(/apiGroups: \[notes\.example\.com\]\n\s+resources: \[notes\]/);
-      expect(rbac.stdout).toContain("resources: [configmaps]");
+      // The guide's command, as written, in the plugin's repository.
+      const rbac = await runDocumented(
+        "ptemplate-operator rbac --plugin ./my_plugin.ts > rbac.yaml",
+        {
+          cwd: dir,
+        },
+      );
+      expect(rbac).toMatchObject({ code: 0, stderr: "" });
+      const written = await Deno.readTextFile(`${dir}/rbac.yaml`);
+      expect(written).toMatch(/apiGroups: \[notes\.example\.com\]\n\s+resources: \[notes\]/);
+      expect(written).toContain("resources: [configmaps]");
+      // Exactly the plugin's: the built-in Ptemplate plugins only when asked for.
+      expect(written).not.toContain("ptemplates");
+      expect(written).toContain("kind: ClusterRoleBinding");
     });
 
     await t.step("the own binary runs our command line with its plugins only", async () => {

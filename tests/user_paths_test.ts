@@ -1,0 +1,412 @@
+/**
+ * Every path a person walks, from a fresh clone, the way they walk it: every task `deno task`
+ * lists, every subcommand of the binary (main.ts with the binary's permissions), and the guides'
+ * commands as written (tests/fixtures/documented_commands.ts), checking what each prints and
+ * writes. Long-running ones (`cluster`, `start`, `dev`) are started in a process group of their
+ * own and stopped with Ctrl-C (SIGINT to the group, as a terminal sends it). One control plane,
+ * `deno task cluster --nodes 2`'s, serves everything that needs a cluster; `dev` and
+ * `bench:scale` start their own because that is what they are.
+ */
+import { expect } from "expect";
+import { parseAllDocuments } from "yaml";
+import type { Binaries } from "../testing/binaries.ts";
+import { eventually } from "../testing/eventually.ts";
+import { binariesTest } from "../testing/integration_test_case.ts";
+import { liveGroupMembers } from "../testing/process.ts";
+import {
+  type CommandResult,
+  runDocumented,
+  type Running,
+  startCommand,
+  startDocumented,
+} from "./fixtures/documented_commands.ts";
+import { kubectl } from "./fixtures/kubectl.ts";
+import { permissionFlags } from "./fixtures/operator_command.ts";
+
+const repo = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+const TASKS = [
+  "test",
+  "check",
+  "fmt",
+  "lint",
+  "crds",
+  "cluster",
+  "dev",
+  "start",
+  "compile",
+  "bundle",
+  "bench",
+  "bench:scale",
+];
+
+/** `git clone` of this checkout's HEAD, as a newcomer gets it. */
+async function freshClone(): Promise<{ dir: string; clone: string }> {
+  const git = async (cwd: string, ...args: string[]) => {
+    const out = await new Deno.Command("git", { args, cwd, stdin: "null" }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    if (!out.success) throw new Error(`git ${args.join(" ")}: ${text}`);
+    return text.trim();
+  };
+  if (await git(repo, "status", "--porcelain", "--untracked-files=no")) {
+    console.error("user paths: uncommitted changes are not part of the clone; HEAD is tested");
+  }
+  const dir = await Deno.makeTempDir({ prefix: "ptemplate-user-" });
+  const clone = `${dir}/ptemplate-operator`;
+  await git(dir, "clone", "--quiet", "--no-hardlinks", repo, clone);
+  return { dir, clone };
+}
+
+/** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
+async function inClone(clone: string, words: string[], env: Record<string, string> = {}) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: words,
+    cwd: clone,
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+}
+
+const ok = (result: CommandResult) => {
+  expect({ code: result.code, stderr: result.code ? result.stderr : "" }).toEqual({
+    code: 0,
+    stderr: "",
+  });
+  return result;
+};
+
+/** Waits until `running` has printed what `pattern` matches (minutes, on a busy machine). */
+async function printed(running: Running, pattern: RegExp, timeoutMs = 240_000) {
+  return await eventually(() => {
+    const match = running.output().match(pattern);
+    if (!match) throw new Error(`not printed yet (${pattern}):\n${running.output().slice(-3000)}`);
+    return match;
+  }, { timeoutMs, intervalMs: 250 });
+}
+
+/** Ctrl-C, then the exit status; never leaves the process behind. */
+async function interrupt(running: Running): Promise<Deno.CommandStatus> {
+  running.interrupt();
+  return await running.exited();
+}
+
+async function alive(pids: number[]): Promise<number[]> {
+  return (await Promise.all(pids.map(liveGroupMembers))).flat();
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+await binariesTest(
+  "user paths: every task, subcommand and guide command, from a fresh clone",
+  async (binaries: Binaries, t) => {
+    const { dir, clone } = await freshClone();
+    const here = { checkout: clone, kubectl: binaries.kubectl };
+    const clean = async () =>
+      (await new Deno.Command("git", { args: ["status", "--porcelain"], cwd: clone }).output())
+        .stdout;
+    const running: Running[] = [];
+    try {
+      await t.step("`deno task` lists exactly the tasks this test runs", async () => {
+        const list = ok(await inClone(clone, ["task"]));
+        const names = [...(list.stdout + list.stderr).matchAll(/^- (\S+)$/gm)].map((m) => m[1]);
+        expect(names.sort()).toEqual([...TASKS].sort());
+      });
+
+      await t.step("deno --version is the pinned Deno", async () => {
+        const version = ok(await runDocumented("deno --version", here));
+        expect(version.stdout).toMatch(/^deno 2\.9\.6 /);
+      });
+
+      await t.step("check, fmt, lint and crds pass and leave the clone as it was", async () => {
+        for (const task of ["check", "fmt", "lint", "crds"]) {
+          const result = await inClone(clone, ["task", task]);
+          expect({ task, code: result.code }).toEqual({ task, code: 0 });
+        }
+        expect(new TextDecoder().decode(await clean())).toBe("");
+      });
+
+      await t.step("test runs a test file with the suite's permissions", async () => {
+        const result = await inClone(clone, ["task", "test", "cli/flags_test.ts"]);
+        expect(result.code).toBe(0);
+        expect(result.stdout).toMatch(/^ok \| \d+ passed \| 0 failed/m);
+      });
+
+      await t.step("bench measures against its references", async () => {
+        const result = ok(await runDocumented("deno task bench", here));
+        expect(result.stdout).toMatch(/faster than|slower than/);
+      });
+
+      await t.step("compile gets through everything before its download, offline", async () => {
+        // The runtime base (denort) comes from the internet, which these machines cannot reach:
+        // DENORT_BIN points compile at a local one (the Deno CLI stands in, so the output is not
+        // a working operator; the release workflow builds and smoke-tests the real one).
+        const result = await inClone(clone, ["task", "compile"], { DENORT_BIN: Deno.execPath() });
+        const log = result.stderr + result.stdout;
+        expect({ code: result.code, log }).toEqual({
+          code: 0,
+          log: expect.stringContaining("Compile"),
+        });
+        expect(log).not.toMatch(/^error|TS\d{4}/m);
+        // The plugins are in the binary; test-only npm packages are not. (@peculiar/x509 is:
+        // the self-managed webhook certificates are minted with it, on WebCrypto.)
+        expect(log).toContain("status_aggregator.ts");
+        for (const testOnly of ["@jest", "fast-check", "@sinonjs"]) {
+          expect(log).not.toContain(testOnly);
+        }
+        expect(log).toContain("@logtape");
+        expect((await Deno.stat(`${clone}/dist/ptemplate-operator`)).size).toBeGreaterThan(1e6);
+      });
+
+      await t.step(
+        "bundle writes what the scorecard passes and the Dockerfile copies",
+        async () => {
+          const written = ok(
+            await runDocumented(
+              "deno task bundle --version 0.2.0 --image ghcr.io/<owner>/ptemplate-operator@sha256:… --bundle-image ghcr.io/<owner>/ptemplate-operator-bundle:v0.2.0 --replaces 0.1.0",
+              here,
+            ),
+          );
+          expect(written.stdout).toContain("wrote ./bundle.Dockerfile");
+          for (const path of ["bundle/manifests", "bundle/metadata/annotations.yaml"]) {
+            expect({ path, there: await exists(`${clone}/${path}`) }).toEqual({
+              path,
+              there: true,
+            });
+          }
+          const catalog = await Deno.readTextFile(`${clone}/catalog/ptemplate-operator/index.yaml`);
+          expect(catalog).toContain("replaces: ptemplate-operator.v0.1.0");
+          const dockerfile = await Deno.readTextFile(`${clone}/bundle.Dockerfile`);
+          for (const [, from] of dockerfile.matchAll(/^COPY (\S+) /gm)) {
+            expect({ from, there: await exists(`${clone}/${from}`) }).toEqual({
+              from,
+              there: true,
+            });
+          }
+          const scorecard = ok(
+            await runDocumented(
+              "deno run --allow-read --allow-env main.ts scorecard --bundle bundle",
+              here,
+            ),
+          );
+          expect(scorecard.stdout).not.toContain("FAIL");
+          expect(scorecard.stdout).toMatch(/^pass /m);
+          // Written files are ignored by git: the clone is still clean.
+          expect(new TextDecoder().decode(await clean())).toBe("");
+        },
+      );
+
+      await t.step("every subcommand, with the binary's permissions", async (t) => {
+        const binary = (...args: string[]) =>
+          inClone(clone, ["run", ...permissionFlags("start"), "main.ts", ...args]);
+        const help = ok(await binary("--help"));
+        const commands = [...help.stdout.matchAll(/^ {2}(\w+) {2,}/gm)].map((m) => m[1]);
+        expect(commands).toEqual([
+          "run",
+          "crds",
+          "rbac",
+          "install",
+          "uninstall",
+          "bundle",
+          "scorecard",
+          "version",
+        ]);
+        await t.step("each says what its flags do, and offers none it ignores", async () => {
+          for (const command of commands) {
+            const own = ok(await binary(command, "--help"));
+            expect(own.stdout).toContain(`ptemplate-operator ${command}: `);
+          }
+          expect((await binary("scorecard", "--help")).stdout).not.toContain("--output");
+          expect((await binary("rbac", "--help")).stdout).toMatch(/--namespace NS +grant in/);
+        });
+        await t.step("version, crds, rbac, scorecard", async () => {
+          expect(ok(await binary("version")).stdout).toMatch(/^ptemplate-operator \d+\.\d+\.\d+ /);
+          const crds = parseAllDocuments(ok(await binary("crds")).stdout).map((d) => d.toJS());
+          expect(crds.map((c) => c.metadata.name)).toEqual(["ptemplates.pt.example.com"]);
+          const rbac = parseAllDocuments(ok(await binary("rbac")).stdout).map((d) => d.toJS());
+          // Each role with its binding: what it prints is complete as it is applied.
+          const kinds = (objects: { kind: string }[]) => objects.map((o) => o.kind).join(" ");
+          expect(kinds(rbac)).toBe(
+            "ClusterRole ClusterRoleBinding Role RoleBinding ClusterRole ClusterRoleBinding",
+          );
+          const scoped = parseAllDocuments(ok(await binary("rbac", "--namespace", "team-a")).stdout)
+            .map((d) => d.toJS());
+          expect(kinds(scoped)).toBe(
+            "Role RoleBinding Role RoleBinding ClusterRole ClusterRoleBinding",
+          );
+          const scorecard = ok(await binary("scorecard"));
+          expect(scorecard.stdout).not.toContain("FAIL");
+        });
+        await t.step("bundle without write permission says which it needs", async () => {
+          const refused = await binary("bundle");
+          expect(refused.code).toBe(1);
+          expect(refused.stderr.trim().split("\n")).toEqual([
+            expect.stringMatching(
+              /^error: cannot write .*: no write permission\. `deno task bundle`/,
+            ),
+          ]);
+        });
+      });
+
+      await t.step("cluster --nodes 2, and everything a cluster is needed for", async (t) => {
+        const cluster = startDocumented("deno task cluster --nodes 2", here);
+        running.push(cluster);
+        const [, kubeconfig] = await printed(cluster, /export KUBECONFIG=(\S+)/);
+        const [, pidList] = await printed(cluster, /Component PIDs: ([\d ]+)\n/);
+        await printed(cluster, /Press Ctrl-C to stop everything/);
+        const pids = pidList.trim().split(" ").map(Number);
+        const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));
+        // A person who ran the printed `export KUBECONFIG=…`.
+        const env = { KUBECONFIG: kubeconfig };
+        const k = (args: string[], stdin?: string) =>
+          kubectl(binaries.kubectl, kubeconfig, args, { stdin, cwd: clone });
+
+        await t.step("its nodes are Ready, schedulable, and advertise the device", async () => {
+          const nodes = JSON.parse((await k(["get", "nodes", "-o", "json"])).stdout).items;
+          expect(nodes.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual([
+            "worker-1",
+            "worker-2",
+          ]);
+          for (const node of nodes) {
+            expect(node.metadata.labels["node-role.kubernetes.io/worker"]).toBe("worker");
+            expect(node.spec.taints ?? []).toEqual([]);
+            expect(node.status.allocatable["example.com/ptemplate"]).toBe("64");
+          }
+        });
+
+        await t.step("the README's install, as written", async () => {
+          const installed = ok(await runDocumented("ptemplate-operator install", { ...here, env }));
+          expect(installed.stdout).toContain(
+            "installed CustomResourceDefinition ptemplates.pt.example.com",
+          );
+          ok(await runDocumented("kubectl apply -k deploy", { ...here, env }));
+          ok(await runDocumented("kubectl apply -f examples/seed.yaml", { ...here, env }));
+          const listed = ok(await runDocumented("kubectl get pt", { ...here, env }));
+          expect(listed.stdout).toMatch(/^NAME +READY +REASON +CONSUMERS/);
+          expect(listed.stdout).toContain("consumer-pod");
+        });
+
+        await t.step("deno task start converges the sample on the nodes; Ctrl-C", async () => {
+          const start = startCommand([
+            "deno",
+            "task",
+            "start",
+            // Ports of its own: :8080 and :8081 may be taken on a shared machine.
+            "--metrics-bind-address=127.0.0.1:0",
+            "--health-probe-bind-address=127.0.0.1:0",
+          ], { checkout: clone, env });
+          running.push(start);
+          await printed(start, /plugins: kmm-module, consumer-daemonset, status-aggregator;/);
+          await eventually(async () => {
+            const pt = JSON.parse((await k(["get", "pt", "consumer-pod", "-o", "json"])).stdout);
+            expect(pt.status?.consumers).toHaveLength(2);
+          }, { timeoutMs: 120_000 });
+          // The README's numbers: 8 workers per plugin.
+          expect(start.output()).toContain('"workers":8');
+          expect(start.output()).not.toContain("undefined");
+
+          // What the README says kubectl does with a field the schema does not know.
+          const typo = "apiVersion: pt.example.com/v1alpha1\nkind: Ptemplate\n" +
+            "metadata: {name: consumer-pod}\nspec:\n  maxdevs: 3\n" +
+            "  selector: {node-role.kubernetes.io/worker: worker}\n";
+          const applied = await k(["apply", "-f", "-"], typo);
+          expect(applied.code).toBe(1);
+          expect(applied.stderr).toContain('unknown field "spec.maxdevs"');
+          const patched = await k([
+            "patch",
+            "pt",
+            "consumer-pod",
+            "--type",
+            "merge",
+            "-p",
+            '{"spec":{"maxdevs":3}}',
+          ]);
+          expect(patched).toMatchObject({
+            code: 0,
+            stdout: expect.stringContaining("patched (no change)"),
+            stderr: expect.stringContaining('Warning: unknown field "spec.maxdevs"'),
+          });
+
+          expect((await interrupt(start)).code).toBe(0);
+          expect(start.output()).toContain("received SIGINT; shutting down");
+        });
+
+        await t.step("uninstall says what would go, and goes only with --yes", async () => {
+          const binary = (...args: string[]) =>
+            inClone(clone, ["run", ...permissionFlags("start"), "main.ts", ...args], env);
+          const refused = await binary("uninstall");
+          expect(refused.code).toBe(2);
+          expect(refused.stdout).toContain("1 Ptemplate object(s) would be deleted");
+          expect(ok(await binary("uninstall", "--yes")).stdout).toContain(
+            "deleted CustomResourceDefinition ptemplates.pt.example.com",
+          );
+        });
+
+        await t.step("Ctrl-C stops every component, removes the folder, exits 0", async () => {
+          expect((await alive(pids)).length).toBeGreaterThanOrEqual(5);
+          expect((await interrupt(cluster)).code).toBe(0);
+          expect(cluster.output()).toContain("stopped; nothing left behind");
+          expect(await alive(pids)).toEqual([]);
+          expect(await exists(folder)).toBe(false);
+        });
+      });
+
+      await t.step("dev: the demo, the commands it prints work, Ctrl-C stops all", async () => {
+        const dev = startDocumented("deno task dev", here);
+        running.push(dev);
+        await printed(dev, /Press Ctrl-C to stop the operator and the control plane/);
+        const text = dev.output();
+        expect(text).toContain("Module consumer-pod");
+        expect(text).toMatch(
+          /DaemonSet consumer-pod-consumer +consumer pods: consumer-pod-consumer-\S+, consumer-pod-consumer-\S+/,
+        );
+        expect(text).toContain("started 8 worker(s)");
+        expect(text).not.toContain("undefined");
+        // The kubectl line it prints, run as printed.
+        const [, kubeconfig] = text.match(/kubectl --kubeconfig (\S+) get ptemplates,/)!;
+        const got = await kubectl(binaries.kubectl, kubeconfig, [
+          "get",
+          "ptemplates,modules,daemonsets,pods",
+        ]);
+        expect(got.stdout).toContain("ptemplate.pt.example.com/consumer-pod");
+        // The curl lines, quoted for every shell, fetched as printed.
+        const urls = [...text.matchAll(/curl -s '(http:\/\/127\.0\.0\.1:\d+\/[^']+)'/g)]
+          .map((m) => m[1]);
+        expect(urls).toHaveLength(2);
+        for (const url of urls) {
+          const response = await fetch(url);
+          expect({ url, status: response.status }).toEqual({ url, status: 200 });
+          await response.body?.cancel();
+        }
+        const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));
+        expect((await interrupt(dev)).code).toBe(0);
+        expect(dev.output()).toContain("stopping the control plane");
+        expect(await exists(folder)).toBe(false);
+      });
+
+      await t.step("bench:scale, small: the table and its JSON", async () => {
+        const result = ok(
+          await runDocumented("deno task bench:scale --count 5 --nodes 1 --out scale.json", here),
+        );
+        expect(result.stdout + result.stderr).toContain("all children exist");
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/scale.json`));
+        expect(json).toMatchObject({ count: 5, nodes: 1 });
+        for (const key of ["childrenSeconds", "writesTotal", "peakRssMiB", "writesWhileIdle"]) {
+          expect({ key, type: typeof json[key] }).toEqual({ key, type: "number" });
+        }
+      });
+    } finally {
+      for (const process of running) {
+        try {
+          Deno.kill(-process.child.pid, "SIGKILL");
+        } catch {
+          // exited
+        }
+        await process.exited();
+      }
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);

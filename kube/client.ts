@@ -1,6 +1,7 @@
 /** A small Kubernetes API client on Deno's fetch: typed verbs, typed errors, bounded retries. */
 import type { ObjectMeta } from "kubernetes-types/meta/v1.d.ts";
 import type { ClusterConfig } from "./cluster_config.ts";
+import { backoffDelayMs } from "../util/backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import { ApiError, apiErrorFrom } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
@@ -8,6 +9,7 @@ import { type RateLimit, RateLimiter } from "./rate_limiter.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resource.ts";
 import { Transport } from "./transport.ts";
 import { type WatchEvent, watchEvents } from "./watch.ts";
+import { bothFences, type WriteFence } from "./write_fence.ts";
 
 /** Any Kubernetes object: typed metadata, the rest as the server sent it (kubernetes-types fit). */
 export interface KubeObject {
@@ -81,13 +83,6 @@ export interface DeleteOptions extends RequestOptions {
   /** Only delete when the object is still this one (not a namesake made since). */
   uid?: string;
 }
-
-/**
- * Decides whether a write may be sent now: throws to refuse it, or returns how many milliseconds
- * it may still take (it is abandoned after that). Called right before every attempt of every
- * write request, after any wait.
- */
-export type WriteFence = () => number | void;
 
 export interface ClientOptions {
   userAgent?: string;
@@ -193,16 +188,7 @@ export class KubeClient {
    * fenced.
    */
   fenced(fence: WriteFence): KubeClient {
-    const outer = this.#fence;
-    const both: WriteFence = outer
-      ? () => {
-        const first = outer();
-        const second = fence();
-        if (typeof first !== "number") return second;
-        return typeof second === "number" ? Math.min(first, second) : first;
-      }
-      : fence;
-    return this.#derive({ fence: both, urgent: this.#urgent });
+    return this.#derive({ fence: bothFences(this.#fence, fence), urgent: this.#urgent });
   }
 
   /**
@@ -489,7 +475,7 @@ export class KubeClient {
         if (!(error instanceof NetworkError)) throw error;
         this.#record(method, 0, path);
         // A write may have reached the server before the connection failed: only reads retry.
-        const wait = backoffMs(attempt);
+        const wait = backoffDelayMs(attempt, RETRY_BACKOFF);
         const late = performance.now() + wait >= deadline;
         if (!IDEMPOTENT.has(method) || attempt >= maxRetries || late) throw error;
         await sleep(wait, init.signal);
@@ -508,7 +494,7 @@ export class KubeClient {
       if (!retryable || attempt >= maxRetries) throw error;
       const waitMs = error.retryAfterSeconds !== undefined
         ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_S) * 1000
-        : backoffMs(attempt);
+        : backoffDelayMs(attempt, RETRY_BACKOFF);
       if (performance.now() + waitMs >= deadline) throw error;
       await sleep(waitMs, init.signal);
       if (init.signal?.aborted) throw init.signal.reason;
@@ -560,11 +546,8 @@ export class KubeClient {
   }
 }
 
-/** 100 ms doubling, capped at 5 s, with up to 20 % jitter. */
-function backoffMs(attempt: number): number {
-  const base = Math.min(100 * 2 ** attempt, 5_000);
-  return base * (1 + Math.random() * 0.2);
-}
+/** Between retries: 100 ms doubling, capped at 5 s, with up to 20 % jitter. */
+const RETRY_BACKOFF = { initialMs: 100, maxMs: 5_000, jitter: 0.2 };
 
 export { ApiError };
-export type { ObjectMeta };
+export type { ObjectMeta, WriteFence };

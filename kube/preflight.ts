@@ -8,11 +8,7 @@ import type { KubeClient } from "./client.ts";
 import { ApiError } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
 import { CredentialError } from "./credential_source.ts";
-
-/** Something about the environment stops the operator from starting; its message is the fix. */
-export class StartupError extends Error {
-  override readonly name = "StartupError";
-}
+import { StartupError } from "../util/startup_error.ts";
 
 /** What to check about the credentials the API server refused. */
 export function credentialHint(config: ClusterConfig): string {

@@ -4,16 +4,16 @@
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
+import { NotLeaderError } from "../kube/write_fence.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { Applier, childId, writeLoopPrefix } from "./applier.ts";
-import { KeyedBackoff } from "./backoff.ts";
+import { KeyedBackoff } from "../util/backoff.ts";
 import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { EventRecorder } from "./events.ts";
 import { type Informer, StaleCacheError } from "./informer.ts";
 import type { InformerPool } from "./informer_pool.ts";
-import { NotLeaderError } from "./leader_election.ts";
 import type { Logger } from "./logging.ts";
 import {
   type ObjectRef,

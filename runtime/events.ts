@@ -9,7 +9,7 @@ import { isApiError } from "../kube/errors.ts";
 import { EVENT } from "../kube/kinds.ts";
 import { type RateLimit, RateLimiter } from "../kube/rate_limiter.ts";
 import { type CorrelatorOptions, EventCorrelator } from "./event_correlator.ts";
-import { NotLeaderError } from "./leader_election.ts";
+import { NotLeaderError } from "../kube/write_fence.ts";
 import type { Logger } from "./logging.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 

@@ -38,6 +38,7 @@
  * drift, which the desired hash and `isSubset` already see, and our forced apply takes back.
  */
 import type { KubeObject } from "../kube/client.ts";
+import { parseFieldPath, type Segment } from "./field_path.ts";
 
 /** One thing another field manager added: where it is, and who wrote it. */
 export interface ForeignField {
@@ -67,30 +68,7 @@ export const TOLERATED_EVERYWHERE: readonly string[] = [
   'spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]',
 ];
 
-type Segment = string;
 type FieldSet = Record<string, unknown>;
-
-/**
- * Parses a tolerated path: names separated by dots, `["key"]` for a key with dots or slashes in
- * it, `[*]` for any item of a list. Throws on anything else, so a typo fails at registration.
- */
-export function parseFieldPath(path: string): Segment[] {
-  const segments: Segment[] = [];
-  const pattern = /\[\*\]|\["([^"]+)"\]|([^.[\]"]+)|\./gy;
-  let match: RegExpExecArray | null;
-  let at = 0;
-  while (at < path.length && (match = pattern.exec(path))) {
-    at = pattern.lastIndex;
-    if (match[0] === ".") continue;
-    segments.push(match[0] === "[*]" ? "*" : match[1] ?? match[2]);
-  }
-  if (at !== path.length || !segments.length) {
-    throw new TypeError(
-      `"${path}" is not a field path such as spec.template.metadata.annotations["example.com/x"]`,
-    );
-  }
-  return segments;
-}
 
 /** Segments of a found field, and how people read it. */
 interface Where {

@@ -3,7 +3,6 @@ import type { KubeObject } from "../kube/client.ts";
 import {
   describeForeign,
   foreignFields,
-  parseFieldPath,
   type PatchOperation,
   removalPatch,
 } from "./foreign_fields.ts";
@@ -341,19 +340,10 @@ Deno.test("removalPatch: list items go from the last, and a field inside a remov
   ]);
 });
 
-Deno.test("describeForeign and parseFieldPath", () => {
+Deno.test("describeForeign", () => {
   const found = foreignFields(tampered(), desired, { ours: OURS });
   expect(describeForeign(found, 2)).toBe(
     "spec.template.spec.containers[name=consumer].env, spec.template.spec.containers[name=side] " +
       "(set by kubectl-patch); and 3 more",
   );
-  expect(parseFieldPath('spec.template.metadata.annotations["a.b/c"]')).toEqual([
-    "spec",
-    "template",
-    "metadata",
-    "annotations",
-    "a.b/c",
-  ]);
-  expect(parseFieldPath("spec.containers[*].env")).toEqual(["spec", "containers", "*", "env"]);
-  expect(() => parseFieldPath("spec..x[")).toThrow(/is not a field path/);
 });

@@ -7,7 +7,7 @@
  * the time a connection may sit idle. A backend can be swapped (a new certificate) without
  * closing the public port: new connections go to the new one.
  */
-import { StartupError } from "../kube/preflight.ts";
+import { StartupError } from "../util/startup_error.ts";
 import type { Logger } from "./logging.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
 

@@ -15,10 +15,11 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { ApiError, isApiError } from "../kube/errors.ts";
 import { NetworkError } from "../kube/network_error.ts";
-import { missingRule, StartupError } from "../kube/preflight.ts";
+import { missingRule } from "../kube/preflight.ts";
+import { StartupError } from "../util/startup_error.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { monotonicMs } from "../util/clock.ts";
-import { ReconnectBackoff } from "./backoff.ts";
+import { ReconnectBackoff } from "../util/backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import type { Logger } from "./logging.ts";
 import { slim, type SlimOptions } from "./slim.ts";

@@ -51,10 +51,12 @@
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { LEASE } from "../kube/kinds.ts";
-import { missingRule, StartupError } from "../kube/preflight.ts";
+import { missingRule } from "../kube/preflight.ts";
+import { NotLeaderError } from "../kube/write_fence.ts";
+import { StartupError } from "../util/startup_error.ts";
 import { type Clock, Instant, systemClock } from "../util/clock.ts";
 import { sleep } from "../util/sleep.ts";
-import { ReconnectBackoff } from "./backoff.ts";
+import { ReconnectBackoff } from "../util/backoff.ts";
 import type { Logger } from "./logging.ts";
 import type { Gauge } from "./metrics.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
@@ -96,11 +98,6 @@ export interface LeaderCallbacks {
    * (the lease is still renewed until this resolves, then released).
    */
   onStoppedLeading(reason: StopReason): Promise<void>;
-}
-
-/** A write refused because this instance is not (or no longer surely) the leader. */
-export class NotLeaderError extends Error {
-  override readonly name = "NotLeaderError";
 }
 
 interface LeaseSpec {

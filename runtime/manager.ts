@@ -14,7 +14,7 @@ import { InformerPool } from "./informer_pool.ts";
 import { exposeProcessMetrics } from "./process_metrics.ts";
 import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
 import { log as rootLog, type Logger } from "./logging.ts";
-import { StartupError } from "../kube/preflight.ts";
+import { StartupError } from "../util/startup_error.ts";
 import { Registry } from "./metrics.ts";
 import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin.ts";
 import type { BindAddress } from "./http_front.ts";

@@ -5,7 +5,6 @@
  */
 export * from "./access_review.ts";
 export * from "./applier.ts";
-export * from "./backoff.ts";
 export * from "./child_problems.ts";
 export * from "./conditions.ts";
 export * from "./controller.ts";

@@ -3,7 +3,7 @@ import type { KubeClient, KubeObject, Unstructured } from "../kube/client.ts";
 import type { Requester } from "./access_review.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { EventRecorder } from "./events.ts";
-import { parseFieldPath } from "./foreign_fields.ts";
+import { parseFieldPath } from "./field_path.ts";
 import type { Logger } from "./logging.ts";
 import type { Registry } from "./metrics.ts";
 import type { CacheReader, StoreChange } from "./store.ts";

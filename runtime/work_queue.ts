@@ -2,7 +2,7 @@
  * The work queue of one controller: keys collapse while waiting, a key is never handed to two
  * workers at once, failures back off per key, and delayed visits keep the earliest time.
  */
-import { KeyedBackoff } from "./backoff.ts";
+import { KeyedBackoff } from "../util/backoff.ts";
 
 /** What the queue reports, for the `workqueue_*` metrics. Every hook is optional. */
 export interface QueueObserver {

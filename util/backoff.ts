@@ -1,4 +1,32 @@
-/** Exponential backoff arithmetic: per-key failure delays and jittered reconnect delays. */
+/**
+ * Exponential backoff arithmetic, the one copy: per-key failure delays (the work queue), jittered
+ * reconnect delays (watches, leader election) and the client's delay between retries.
+ */
+
+/** An exponential delay: `initialMs · 2^attempt`, capped at `maxMs`, jitter included. */
+export interface ExponentialBackoff {
+  initialMs: number;
+  maxMs: number;
+  /**
+   * How much of the bound jitter may take off (0 to 1): each delay is between `(1 − jitter)` and
+   * all of it, so clients that failed together do not retry together.
+   */
+  jitter: number;
+}
+
+/**
+ * The delay before retry number `attempt` (0 for the first): at most `initialMs · 2^attempt` and
+ * never more than `maxMs`, jitter included, and at least `(1 − jitter)` of that bound.
+ */
+export function backoffDelayMs(
+  attempt: number,
+  backoff: ExponentialBackoff,
+  random: () => number = Math.random,
+): number {
+  // 2^attempt overflows to Infinity long after the cap; Math.min handles that.
+  const bound = Math.min(backoff.initialMs * 2 ** attempt, backoff.maxMs);
+  return bound * (1 - backoff.jitter * random());
+}
 
 /**
  * Per-key exponential failure delay, as client-go's ItemExponentialFailureRateLimiter:
@@ -47,9 +75,8 @@ export class ReconnectBackoff {
   /** The delay before the next attempt; `healthyForMs` is how long the last connection lasted. */
   next(healthyForMs = 0): number {
     if (healthyForMs >= this.resetAfterMs) this.#attempt = 0;
-    const bound = Math.min(this.initialMs * 2 ** this.#attempt, this.maxMs);
-    this.#attempt++;
-    return bound * (1 - this.jitter * this.random());
+    const { initialMs, maxMs, jitter } = this;
+    return backoffDelayMs(this.#attempt++, { initialMs, maxMs, jitter }, this.random);
   }
 
   reset(): void {

@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import fc from "fast-check";
-import { KeyedBackoff, ReconnectBackoff } from "./backoff.ts";
+import { backoffDelayMs, KeyedBackoff, ReconnectBackoff } from "./backoff.ts";
 
 Deno.test("reconnect delays double from 0.8 s and never pass 30 s, jitter included", () => {
   fc.assert(
@@ -60,4 +60,12 @@ Deno.test("per-key failure delays double from 5 ms to their cap and reset on for
   expect(backoff.failures("a")).toBe(9);
   backoff.forget("a");
   expect(backoff.next("a")).toBe(5);
+});
+
+Deno.test("a retry's delay stays between (1 − jitter) and all of its bound", () => {
+  const backoff = { initialMs: 100, maxMs: 5_000, jitter: 0.2 };
+  for (const [attempt, bound] of [[0, 100], [1, 200], [5, 3_200], [6, 5_000], [2000, 5_000]]) {
+    expect(backoffDelayMs(attempt, backoff, () => 0)).toBe(bound);
+    expect(backoffDelayMs(attempt, backoff, () => 0.999999)).toBeCloseTo(bound * 0.8, 0);
+  }
 });

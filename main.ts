@@ -450,7 +450,7 @@ async function webhooksFor(
   const crds = crdsOf(entries);
   if (values["webhook-cert-mode"] === "self-managed") {
     // Only this mode needs the X.509 library: loaded here, not at every start.
-    const { selfManagedCertificate } = await import("./runtime/self_managed_certificate.ts");
+    const { selfManagedCertificate } = await import("./runtime/certificates/mod.ts");
     const namespace = cluster.namespace ?? "ptemplate-operator-system";
     const service = values["webhook-service"] ?? WEBHOOK_NAMES.service;
     return {

@@ -10,7 +10,7 @@ export {
   generationChanged,
   PermanentError,
   TemporaryError,
-} from "./runtime/plugin.ts";
+} from "./runtime/plugin/mod.ts";
 export type {
   AdmissionContext,
   AdmissionRequest,
@@ -27,11 +27,11 @@ export type {
   StatusOf,
   Verb,
   Watch,
-} from "./runtime/plugin.ts";
-export type { CacheReader, StoreChange } from "./runtime/store.ts";
-export type { EventInput, EventRecorder } from "./runtime/events.ts";
-export { type Conversion, ConversionError } from "./runtime/webhook_server.ts";
-export { objectProblems, schemaProblems } from "./runtime/schema_check.ts";
+} from "./runtime/plugin/mod.ts";
+export type { CacheReader, StoreChange } from "./runtime/cache/mod.ts";
+export type { EventInput, EventRecorder } from "./runtime/observe/mod.ts";
+export { type Conversion, ConversionError } from "./runtime/webhooks/mod.ts";
+export { objectProblems, schemaProblems } from "./runtime/webhooks/mod.ts";
 
 // Status conditions, and whose a child is.
 export {
@@ -39,15 +39,15 @@ export {
   type ConditionInput,
   CONDITIONS_SCHEMA,
   mergeConditions,
-} from "./runtime/conditions.ts";
-export { controllerReference } from "./runtime/desired_state.ts";
+} from "./runtime/plugin/mod.ts";
+export { controllerReference } from "./runtime/reconcile/mod.ts";
 export {
   controllerOf,
   type OwnerReference,
   type Ownership,
   ownershipOf,
   ownershipProblem,
-} from "./runtime/ownership.ts";
+} from "./runtime/reconcile/mod.ts";
 
 // Kinds: the built-ins, your own, and their CRDs.
 export * from "./kube/kinds.ts";
@@ -63,6 +63,6 @@ export { reconcileOnce, type ReconcileOnceOptions } from "./testing/reconcile_on
 export { KubeClient } from "./kube/client.ts";
 export { loadClusterConfig } from "./kube/load_config.ts";
 export { Manager, shutdownSignal } from "./runtime/manager.ts";
-export { setupLogging } from "./runtime/logging.ts";
-export type { Logger } from "./runtime/logging.ts";
-export type { Registry } from "./runtime/metrics.ts";
+export { setupLogging } from "./runtime/observe/mod.ts";
+export type { Logger } from "./runtime/observe/mod.ts";
+export type { Registry } from "./runtime/observe/mod.ts";

@@ -4,7 +4,7 @@ import { type Unstructured } from "../kube/mod.ts";
 import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
 import { METRICS_ROLES, rbacManifests, rbacYaml } from "./rbac_manifests.ts";
-import { METRICS_READER_RULES } from "../runtime/metrics_endpoint.ts";
+import { METRICS_READER_RULES } from "../runtime/observe/mod.ts";
 
 const read = async (path: string) =>
   parseAllDocuments(await Deno.readTextFile(new URL(`../${path}`, import.meta.url)))

@@ -5,30 +5,36 @@
 import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
 import type { ConnectionCheckOptions } from "../kube/connection_health.ts";
 import { apiVersionOf } from "../kube/resource.ts";
-import { AccessReviewer } from "./access_review.ts";
-import { ChildProblems } from "./child_problems.ts";
-import { Controller } from "./controller.ts";
-import { ControllerMetrics, exposeRequestCounts, leaderGauge } from "./controller_metrics.ts";
-import { KubeEventRecorder } from "./events.ts";
-import { InformerPool } from "./informer_pool.ts";
-import { exposeProcessMetrics } from "./process_metrics.ts";
-import { defaultIdentity, LeaderElector, type StopReason } from "./leader_election.ts";
-import { log as rootLog, type Logger } from "./logging.ts";
-import { StartupError } from "../util/startup_error.ts";
-import { Registry } from "./metrics.ts";
-import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin.ts";
-import type { BindAddress } from "./http_front.ts";
 import {
+  AccessReviewer,
+  type BindAddress,
+  Checks,
+  exposeProcessMetrics,
+  exposeRequestCounts,
   HttpServer,
   type HttpServerOptions,
+  KubeEventRecorder,
+  log as rootLog,
+  type Logger,
+  metricsRoute,
+  probeRoutes,
+  Registry,
   type Route,
+  selfSignedCertificate,
   type ServerLimits,
-} from "./http_server.ts";
-import { metricsRoute } from "./metrics_endpoint.ts";
-import { Checks, probeRoutes } from "./probes.ts";
-import { selfSignedCertificate } from "./self_signed_certificate.ts";
-import { WriteLoopGuard, type WriteLoopGuardOptions } from "./write_loop_guard.ts";
-import { type Conversion, type ServingCertificate, WebhookServer } from "./webhook_server.ts";
+} from "./observe/mod.ts";
+import {
+  ChildProblems,
+  Controller,
+  ControllerMetrics,
+  WriteLoopGuard,
+  type WriteLoopGuardOptions,
+} from "./reconcile/mod.ts";
+import { defaultIdentity, LeaderElector, leaderGauge, type StopReason } from "./leader/mod.ts";
+import { InformerPool } from "./cache/mod.ts";
+import { StartupError } from "../util/startup_error.ts";
+import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
+import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
 export interface ManagerOptions {
   client: KubeClient;

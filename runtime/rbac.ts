@@ -8,7 +8,7 @@
  */
 import { EVENT } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { ownedKinds, type PluginSpec, type Verb } from "./plugin.ts";
+import { ownedKinds, type PluginSpec, type Verb } from "./plugin/mod.ts";
 
 /** One rule of a ClusterRole or Role. */
 export interface PolicyRule {

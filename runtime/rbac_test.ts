@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { CONFIG_MAP, DAEMON_SET, NODE, POD } from "../kube/kinds.ts";
-import { definePlugin } from "./plugin.ts";
+import { definePlugin } from "./plugin/mod.ts";
 import { grantsOf, rbacRules, selfManagedCertificateRules } from "./rbac.ts";
 
 const THING = {

@@ -4,10 +4,8 @@
  * date" check against comparing JSON text.
  */
 import type { KubeObject } from "../kube/client.ts";
-import { childUpToDate, stampChild } from "./desired_state.ts";
-import { foreignFields } from "./foreign_fields.ts";
-import { Store } from "./store.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { childUpToDate, foreignFields, stampChild, WorkQueue } from "./reconcile/mod.ts";
+import { Store } from "./cache/mod.ts";
 
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `ns-${i % 50}/object-${i}`);
 

@@ -17,7 +17,7 @@ import {
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { type Binaries, findBinaries } from "./binaries.ts";
-import { createControlPlanePki } from "./certificates.ts";
+import { createControlPlanePki } from "./control_plane_pki.ts";
 import { ManagedProcess } from "./process.ts";
 import { freePorts } from "./ports.ts";
 import { forgetRun, ownStartTime, recordRun, sweepOrphans } from "./run_registry.ts";

@@ -5,12 +5,9 @@
  */
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
-import type { EventInput } from "../runtime/events.ts";
-import { log } from "../runtime/logging.ts";
-import { Registry } from "../runtime/metrics.ts";
-import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin.ts";
-import { matchesSelector, parseSelector } from "../runtime/label_selector.ts";
-import { Store } from "../runtime/store.ts";
+import { type EventInput, log, Registry } from "../runtime/observe/mod.ts";
+import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin/mod.ts";
+import { matchesSelector, parseSelector, Store } from "../runtime/cache/mod.ts";
 
 export interface ReconcileOnceOptions {
   /**

@@ -15,7 +15,7 @@ import { PTEMPLATE, type Ptemplate, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/client.ts";
 import { DAEMON_SET, NAMESPACE, NODE, SECRET } from "../kube/kinds.ts";
 import { ADMISSION_RATE_LIMIT } from "../runtime/manager.ts";
-import { createServingPki } from "../testing/certificates.ts";
+import { createServingPki } from "../testing/control_plane_pki.ts";
 import type { AuditEvent } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

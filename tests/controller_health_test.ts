@@ -8,7 +8,7 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../kube/client.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { Manager } from "../runtime/manager.ts";
-import type { Plugin } from "../runtime/plugin.ts";
+import type { Plugin } from "../runtime/plugin/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { CONFIG_SET, CONFIG_SET_CRD, configSetPlugin } from "./fixtures/config_set.ts";

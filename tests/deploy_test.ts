@@ -174,7 +174,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       });
       // A repeated event is aggregated (the rule's events `patch`): edit the Module twice. First
       // let the DaemonSet's news go out: Normal Events about one object are gathered for 2 s
-      // into one (runtime/events.ts), which would join the two messages. Its Event is the sign.
+      // into one (runtime/observe/events.ts), which would join the two messages. Its Event is the sign.
       await eventually(async () => {
         const events = await admin.list(kinds.EVENT, { namespace: "demo" });
         expect(events.items.map((e) => (e as { message?: string }).message)).toContainEqual(

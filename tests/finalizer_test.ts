@@ -16,7 +16,7 @@ import {
   GUESTBOOK,
   guestbookPlugin,
 } from "../plugins/guestbook/mod.ts";
-import { finalizerOf } from "../runtime/finalizer.ts";
+import { finalizerOf } from "../runtime/reconcile/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";

@@ -13,7 +13,7 @@ import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/client.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import { createServingPki } from "../testing/certificates.ts";
+import { createServingPki } from "../testing/control_plane_pki.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";

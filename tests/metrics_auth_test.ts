@@ -12,7 +12,7 @@ import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/client.ts";
 import * as kinds from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { createServingPki } from "../testing/certificates.ts";
+import { createServingPki } from "../testing/control_plane_pki.ts";
 import type { AuditEvent } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

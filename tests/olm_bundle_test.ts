@@ -14,9 +14,9 @@ import { PTEMPLATE, type Ptemplate, PTEMPLATE_V1BETA1 } from "../crds/ptemplate.
 import type { KubeClient, Unstructured } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
 import * as kinds from "../kube/kinds.ts";
-import { createCa, issueCertificate } from "../runtime/certificates.ts";
+import { createCa, issueCertificate } from "../runtime/certificates/mod.ts";
 import type { PolicyRule } from "../runtime/mod.ts";
-import { DEFAULT_CERT_DIR } from "../runtime/serving_certificate.ts";
+import { DEFAULT_CERT_DIR } from "../runtime/observe/mod.ts";
 import { WORKER_LABELS } from "../testing/control_plane.ts";
 import { findBinaries, KUBERNETES_VERSION } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";

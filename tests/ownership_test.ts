@@ -28,7 +28,7 @@ const UNTOUCHED_MS = 10_000;
 /**
  * The write-loop guard's defaults: 10 writes in 10 s, then pauses of 30 s, 60 s, …; so a loop
  * makes at most 21 requests in its first minute: twice ten writes, and the one-time relabel of
- * the ownership of a child it created (see runtime/applier.ts).
+ * the ownership of a child it created (see runtime/reconcile/applier.ts).
  */
 const LOOP_BOUND_60S = 21;
 

@@ -99,9 +99,9 @@ Deno.test("plugins use the public API only; the runtime knows no plugin", async 
 
 Deno.test("the API's main functions each carry an example, and every example runs", async () => {
   const files = [
-    "runtime/plugin.ts",
-    "runtime/conditions.ts",
-    "runtime/ownership.ts",
+    "runtime/plugin/plugin.ts",
+    "runtime/plugin/conditions.ts",
+    "runtime/reconcile/ownership.ts",
     "kube/resource.ts",
     "kube/custom_resource_definition.ts",
     "testing/reconcile_once.ts",

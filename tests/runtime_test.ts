@@ -5,7 +5,7 @@ import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../kube/client.ts";
 import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import { Manager } from "../runtime/manager.ts";
-import { definePlugin } from "../runtime/plugin.ts";
+import { definePlugin } from "../runtime/plugin/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { TcpProxy } from "../testing/tcp_proxy.ts";

@@ -9,7 +9,7 @@ import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { parse, stringify } from "yaml";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
-import { createControlPlanePki } from "../testing/certificates.ts";
+import { createControlPlanePki } from "../testing/control_plane_pki.ts";
 import { type ControlPlane, grantClusterAdmin } from "../testing/control_plane.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { spawnOperator } from "./fixtures/operator_command.ts";

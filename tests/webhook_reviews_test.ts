@@ -11,10 +11,10 @@ import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { KubeClient, Unstructured } from "../kube/client.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { log } from "../runtime/logging.ts";
-import { Store } from "../runtime/store.ts";
-import { WebhookServer } from "../runtime/webhook_server.ts";
-import { createServingPki } from "../testing/certificates.ts";
+import { log } from "../runtime/observe/mod.ts";
+import { Store } from "../runtime/cache/mod.ts";
+import { WebhookServer } from "../runtime/webhooks/mod.ts";
+import { createServingPki } from "../testing/control_plane_pki.ts";
 
 const ALPHA = "pt.example.com/v1alpha1";
 const BETA = "pt.example.com/v1beta1";

@@ -25,10 +25,9 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { log } from "../runtime/logging.ts";
-import { selfManagedCertificate } from "../runtime/self_managed_certificate.ts";
-import { certificateFromDir } from "../runtime/serving_certificate.ts";
-import { createServingPki } from "../testing/certificates.ts";
+import { certificateFromDir, log } from "../runtime/observe/mod.ts";
+import { selfManagedCertificate } from "../runtime/certificates/mod.ts";
+import { createServingPki } from "../testing/control_plane_pki.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";

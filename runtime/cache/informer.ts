@@ -1,0 +1,483 @@
+/**
+ * Keeps the cache of one kind (in one namespace, or all) current: list, then watch from the
+ * list's resourceVersion; relist on 410 Gone; reconnect with jittered backoff; restart a watch
+ * that has gone silent; and tell subscribers about every change.
+ *
+ * It also says whether the cache may be trusted to decide writes. After a watch fails (a
+ * network failure, a replaced connection, a silent watch, an error from the server) the cache
+ * may have missed changes — a deleted parent still in it would have its children created again —
+ * so it is *behind* until it has listed again; `fresh` says which, `epoch` counts the falls, and
+ * the runtime writes nothing from a cache that is behind (see Controller). A watch the server
+ * ends cleanly (its timeout) resumes from the last resourceVersion without falling behind: the
+ * resumed watch delivers everything since. When the API server is heard again after an outage
+ * (`nudge`), a relist waiting out its backoff goes at once, so the caches return with the network.
+ */
+import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import { ApiError, isApiError } from "../../kube/errors.ts";
+import { NetworkError } from "../../kube/network_error.ts";
+import { missingRule } from "../../kube/preflight.ts";
+import { StartupError } from "../../util/startup_error.ts";
+import { apiVersionOf, type Resource } from "../../kube/resource.ts";
+import { monotonicMs } from "../../util/clock.ts";
+import { ReconnectBackoff } from "../../util/backoff.ts";
+import { sleep } from "../../util/sleep.ts";
+import { causeOf, type Logger, WarningThrottle } from "../observe/mod.ts";
+import { slim, type SlimOptions } from "./slim.ts";
+import { Store, type StoreChange } from "./store.ts";
+
+export interface InformerOptions {
+  /** Only this namespace; all namespaces when absent. */
+  namespace?: string;
+  /** Page size of the initial list and relists. */
+  pageSize?: number;
+  /**
+   * A watch that delivers nothing (not even a bookmark, which the API server sends about once a
+   * minute) for this long is treated as dead: its cache is behind, and it lists again; default 3
+   * minutes. Too small costs a relist now and then; too large leaves a watch that died on a live
+   * connection unnoticed by that much (a dead connection is noticed within seconds, see
+   * kube/connection_health.ts).
+   */
+  silenceTimeoutMs?: number;
+  /**
+   * How often to look again for a kind that is not served (its CRD missing, or deleted while
+   * running); default 2 s: a CRD that comes back is in use within about that long. Each look is
+   * one small LIST that the API server answers 404.
+   */
+  missingKindRetryMs?: number;
+  log: Logger;
+  /** Shared by all informers, so an outage is one warning per cause, not one per kind and retry. */
+  warnings?: WarningThrottle;
+  /** Never list or watch: the kind is not available here (see Watch.optional); its cache is empty. */
+  skipped?: boolean;
+  /** The plugins work without it: a 403 makes it unavailable (like a missing CRD), not stuck. */
+  optional?: boolean;
+  /** What the cache drops of each object (see slim.ts). */
+  slim?: SlimOptions;
+}
+
+export type ChangeHandler<T> = (change: StoreChange<T>) => void;
+
+/**
+ * How one watch connection ended (410 Gone and failures are thrown instead): the server closed
+ * it (resume it), we are stopping, it went silent (relist), or a relist was asked for.
+ */
+type RoundEnd = "rewatch" | "stopped" | "silent" | "recheck";
+
+/** A write refused because a cache it was decided from is behind the API server (or fell behind since). */
+export class StaleCacheError extends Error {
+  override readonly name = "StaleCacheError";
+  constructor(readonly informer: Informer) {
+    super(
+      `the cache of ${informer.resource.kind}${
+        informer.namespace ? ` in ${informer.namespace}` : ""
+      } is behind the API server (${
+        informer.behind?.reason ?? "it fell behind and listed again"
+      }); ` +
+        `write refused until it has listed again`,
+    );
+  }
+}
+
+/** Why a cache is behind the API server, and since when. */
+export interface Behind {
+  /** Monotonic milliseconds when it fell behind. */
+  since: number;
+  reason: string;
+}
+
+/** How often a kind that is not served is looked for (see InformerOptions.missingKindRetryMs). */
+const DEFAULT_MISSING_KIND_RETRY_MS = 2_000;
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T> = new Store<T>();
+  readonly resource: Resource;
+  readonly namespace?: string;
+  readonly #client: KubeClient;
+  readonly #options: InformerOptions;
+  readonly #warnings: WarningThrottle;
+  readonly #handlers = new Set<ChangeHandler<T>>();
+  readonly #servedHandlers = new Set<(served: boolean) => void>();
+  readonly #synced = Promise.withResolvers<void>();
+  #hasSynced = false;
+  #installed = true;
+  #resourceVersion = "";
+  #running?: Promise<void>;
+  /** Set while the cache may have missed changes; see the module doc. */
+  #behind?: Behind = { since: monotonicMs(), reason: "not listed yet" };
+  #epoch = 0;
+  #fresh = Promise.withResolvers<void>();
+  /** Ends the current watch so that the loop lists again (see `recheck`). */
+  #rewatch?: AbortController;
+  /** Wakes the loop from a wait (backoff, or a look for a missing kind). */
+  #wake?: { controller: AbortController; network: boolean };
+  #recheckAsked = false;
+  #absence: "not served" | "not allowed" = "not served";
+  /** Counts list calls, for tests and metrics. */
+  lists = 0;
+  /** Whether any list has succeeded (so that "no longer served" is news). */
+  #hasListed = false;
+
+  constructor(client: KubeClient, resource: Resource, options: InformerOptions) {
+    // Rejects only when a required kind may not be read; whoever waits for sync hears of it.
+    this.#synced.promise.catch(() => {});
+    this.#client = client;
+    this.resource = resource;
+    this.namespace = resource.namespaced ? options.namespace : undefined;
+    this.#options = options;
+    this.#warnings = options.warnings ?? new WarningThrottle(options.log);
+    if (options.skipped) this.#installed = false;
+  }
+
+  /** Resolves once the first list is in the cache. */
+  get synced(): Promise<void> {
+    return this.#synced.promise;
+  }
+
+  get hasSynced(): boolean {
+    return this.#hasSynced;
+  }
+
+  /** False while the API server does not serve this kind (e.g. its CRD is not installed). */
+  get installed(): boolean {
+    return this.#installed;
+  }
+
+  /**
+   * Why the kind is not available, while it is not: "not served" (its CRD is missing), "not
+   * allowed" (an optional kind we may not read), or "not watched" (skipped); else undefined.
+   */
+  get unavailable(): "not served" | "not allowed" | "not watched" | undefined {
+    if (this.#options.skipped) return "not watched";
+    return this.#installed ? undefined : this.#absence;
+  }
+
+  /**
+   * True when writes may be decided from this cache: it has listed, and no watch has failed
+   * since (a kind known not to be served is fresh: its cache is rightly empty).
+   */
+  get fresh(): boolean {
+    return this.#behind === undefined;
+  }
+
+  /** Counts the times the cache fell behind: what was read at another epoch may be stale. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Why and since when the cache is behind, or undefined when it is fresh. */
+  get behind(): Behind | undefined {
+    return this.#behind;
+  }
+
+  /** Resolves when the cache is fresh (at once if it is). */
+  whenFresh(): Promise<void> {
+    return this.#fresh.promise;
+  }
+
+  /**
+   * Lists again now, whatever the watch says: someone has reason to think the kind changed
+   * under us (a write answered that the kind is not served). The cache is behind until then.
+   */
+  recheck(reason: string): void {
+    if (this.#options.skipped) return;
+    this.#fallBehind(reason);
+    this.#recheckAsked = true;
+    this.#rewatch?.abort();
+    this.#wake?.controller.abort();
+  }
+
+  /** The API server answers again after a network failure: a relist waiting on backoff goes now. */
+  nudge(): void {
+    if (this.#wake?.network) this.#wake.controller.abort();
+  }
+
+  /** Subscribes to changes; returns the unsubscribe function. New subscribers do not get a replay. */
+  onChange(handler: ChangeHandler<T>): () => void {
+    this.#handlers.add(handler);
+    return () => this.#handlers.delete(handler);
+  }
+
+  /**
+   * Calls `handler` whenever the kind starts being served after it was not (its CRD appeared:
+   * `true`) or stops (its CRD was deleted: `false`, after the cache was emptied).
+   */
+  onServedChange(handler: (served: boolean) => void): () => void {
+    this.#servedHandlers.add(handler);
+    return () => this.#servedHandlers.delete(handler);
+  }
+
+  /**
+   * Takes the API server's answer to our own write into the cache at once, so a reconcile that
+   * runs before the watch delivers it does not see the old version and write again. Handlers
+   * hear it as a change now; the watch's copy of the same version is then no change at all.
+   */
+  observe(object: T): void {
+    if (this.namespace && object.metadata?.namespace !== this.namespace) return;
+    const change = this.store.upsertIfNewer(slim(object, this.#options.slim));
+    if (change) this.#emit([change]);
+  }
+
+  /** Runs until `signal` aborts. Calling it again while running returns the same promise. */
+  run(signal: AbortSignal): Promise<void> {
+    if (this.#options.skipped) {
+      this.#installed = false;
+      this.#markSynced();
+      this.#catchUp();
+      return Promise.resolve();
+    }
+    this.#running ??= this.#loop(signal);
+    return this.#running;
+  }
+
+  async #loop(signal: AbortSignal): Promise<void> {
+    const backoff = new ReconnectBackoff();
+    const log = this.#options.log.with({ kind: this.resource.kind, namespace: this.namespace });
+    const missingRetryMs = this.#options.missingKindRetryMs ?? DEFAULT_MISSING_KIND_RETRY_MS;
+    let needList = true;
+    while (!signal.aborted) {
+      const started = monotonicMs();
+      try {
+        if (needList || this.#recheckAsked) {
+          this.#recheckAsked = false;
+          await this.#list(signal);
+          needList = false;
+        }
+        const { end, events } = await this.#watch(signal);
+        if (end === "stopped") continue;
+        if (end === "silent" || end === "recheck") {
+          // A silent watch may have been dead for a while: its cache is behind until relisted.
+          if (end === "silent") this.#fallBehind("its watch went silent");
+          needList = true;
+          continue;
+        }
+        if (events === 0 && monotonicMs() - started < 1_000) {
+          // A server that ends every watch at once (shutting down, a proxy) must not be
+          // hammered in a tight loop: back off as after a failure.
+          await this.#pause(backoff.next(), signal, false);
+        } else {
+          backoff.reset();
+        }
+        continue;
+      } catch (error) {
+        if (signal.aborted) break;
+        const message = error instanceof Error ? error.message : String(error);
+        if (isApiError(error, 403) && needList && !this.#hasSynced && !this.#options.optional) {
+          // Not allowed to read a kind the plugins need: nothing can work, so say what to grant.
+          const { group, plural } = this.resource;
+          this.#synced.reject(
+            new StartupError(
+              `${error.message}; ${missingRule(group, plural, ["list", "watch"], this.namespace)}`,
+            ),
+          );
+          return;
+        }
+        // Whatever happened, changes may have gone by unseen: list before trusting the cache.
+        const listFailed = needList;
+        needList = true;
+        const gone = isApiError(error, 404) || (isApiError(error, 403) && this.#options.optional);
+        if (gone && !listFailed) {
+          // A watch refused so: the kind itself may be gone (its CRD deleted). A list says.
+          this.#fallBehind(`its watch failed: ${message}`);
+          await this.#pause(backoff.next(monotonicMs() - started), signal, false);
+          continue;
+        }
+        if (gone) {
+          const forbidden = isApiError(error, 403);
+          if (this.#installed) {
+            log.warn(
+              forbidden
+                ? "not allowed to list {kind} (403), which is optional: what it is read for is " +
+                  "off; grant list and watch on {plural} to turn it on. Looking again every " +
+                  "{seconds} s"
+                : "{kind} is not served by the API server (is its CRD installed?); looking " +
+                  "again every {seconds} s",
+              { plural: this.resource.plural, seconds: missingRetryMs / 1000 },
+            );
+          }
+          this.#absence = forbidden ? "not allowed" : "not served";
+          this.#goMissing();
+          await this.#pause(missingRetryMs, signal, false);
+          continue;
+        }
+        this.#fallBehind(`${listFailed ? "listing" : "its watch"} failed: ${message}`);
+        if (isApiError(error, 410)) {
+          log.info("resourceVersion {rv} expired (410 Gone); relisting", {
+            rv: this.#resourceVersion,
+          });
+          continue;
+        }
+        if (error instanceof NetworkError && error.failure === "replaced") {
+          // We replaced the connection (the transport said why): list again at once on the new
+          // one. A reset by the peer or the path is a failure like any other, with its backoff.
+          log.debug("watch ended with its connection; listing again", {});
+          continue;
+        }
+        const delay = backoff.next(monotonicMs() - started);
+        this.#warnings.warn(
+          causeOf(error),
+          "watch of {kind} failed: {error}; retrying in {delay} ms",
+          { kind: this.resource.kind, error: message, delay: Math.round(delay) },
+        );
+        await this.#pause(delay, signal, error instanceof NetworkError);
+      }
+    }
+  }
+
+  /** Waits `ms`, or less when asked to look again (`recheck`, or `nudge` for a network wait). */
+  async #pause(ms: number, signal: AbortSignal, network: boolean): Promise<void> {
+    const wake = { controller: new AbortController(), network };
+    this.#wake = wake;
+    try {
+      await sleep(ms, AbortSignal.any([signal, wake.controller.signal]));
+    } finally {
+      if (this.#wake === wake) this.#wake = undefined;
+    }
+  }
+
+  /** From now on writes may not be decided from this cache, until it has listed again. */
+  #fallBehind(reason: string): void {
+    // Already behind: the latest reason is the one worth telling.
+    if (this.#behind) return void (this.#behind.reason = reason);
+    this.#behind = { since: monotonicMs(), reason };
+    this.#epoch++;
+    this.#fresh = Promise.withResolvers<void>();
+  }
+
+  /** The cache matches the server again. */
+  #catchUp(): void {
+    if (!this.#behind) return;
+    this.#behind = undefined;
+    this.#fresh.resolve();
+  }
+
+  /**
+   * The kind is not served (its CRD is missing or was deleted): an empty cache, told to every
+   * subscriber, and rightly so until it is served again.
+   */
+  #goMissing(): void {
+    const wasServed = this.#installed;
+    this.#installed = false;
+    this.#resourceVersion = "";
+    this.#emit(this.store.replace([]));
+    // An absent kind is an empty cache, not a reason to hold everything else back.
+    this.#markSynced();
+    this.#catchUp();
+    if (wasServed && this.#hasListed) {
+      for (const handler of this.#servedHandlers) handler(false);
+    }
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const { items, resourceVersion } = await this.#client.listAll<T>(this.resource, {
+      namespace: this.namespace,
+      labelSelector: this.resource.labelSelector,
+      fieldSelector: this.resource.fieldSelector,
+      limit: this.#options.pageSize ?? 500,
+      signal,
+    });
+    this.lists++;
+    this.#hasListed = true;
+    const appeared = !this.#installed;
+    this.#resourceVersion = resourceVersion;
+    const kind = this.resource.kind;
+    const apiVersion = apiVersionOf(this.resource);
+    // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
+    for (const item of items) slim(Object.assign(item, { apiVersion, kind }), this.#options.slim);
+    this.#emit(this.store.replace(items));
+    this.#markSynced();
+    const behind = this.#behind;
+    this.#catchUp();
+    if (behind && this.#hasSynced && behind.reason !== "not listed yet") {
+      this.#options.log.info("{kind} listed again after {seconds} s behind ({reason})", {
+        kind: this.resource.kind,
+        seconds: Math.round((monotonicMs() - behind.since) / 100) / 10,
+        reason: behind.reason,
+      });
+    }
+    if (appeared) {
+      this.#installed = true;
+      this.#options.log.info("{kind} is served now; caching it", { kind: this.resource.kind });
+      for (const handler of this.#servedHandlers) handler(true);
+    }
+  }
+
+  #markSynced(): void {
+    if (this.#hasSynced) return;
+    this.#hasSynced = true;
+    this.#synced.resolve();
+  }
+
+  /** One watch connection, until the server ends it, it goes silent, or it fails. */
+  async #watch(signal: AbortSignal): Promise<{ end: RoundEnd; events: number }> {
+    const silence = this.#options.silenceTimeoutMs ?? 180_000;
+    const watchAbort = new AbortController();
+    const stop = () => watchAbort.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    const rewatch = new AbortController();
+    rewatch.signal.addEventListener("abort", stop, { once: true });
+    this.#rewatch = rewatch;
+    let silent = false;
+    let events = 0;
+    let watchdog = setTimeout(() => {
+      silent = true;
+      watchAbort.abort();
+    }, silence);
+    try {
+      for await (
+        const event of this.#client.watch<T>(this.resource, {
+          namespace: this.namespace,
+          labelSelector: this.resource.labelSelector,
+          fieldSelector: this.resource.fieldSelector,
+          resourceVersion: this.#resourceVersion,
+          signal: watchAbort.signal,
+        })
+      ) {
+        events++;
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => {
+          silent = true;
+          watchAbort.abort();
+        }, silence);
+        const rv = event.object.metadata?.resourceVersion;
+        if (event.type === "BOOKMARK") {
+          if (rv) this.#resourceVersion = rv;
+          continue;
+        }
+        const change = event.type === "DELETED"
+          ? this.store.remove(event.object)
+          : this.store.upsert(slim(event.object, this.#options.slim));
+        if (rv) this.#resourceVersion = rv;
+        if (change) this.#emit([change]);
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (!signal.aborted && !silent && !rewatch.signal.aborted) throw error;
+    } finally {
+      clearTimeout(watchdog);
+      signal.removeEventListener("abort", stop);
+      if (this.#rewatch === rewatch) this.#rewatch = undefined;
+    }
+    if (signal.aborted) return { end: "stopped", events };
+    if (rewatch.signal.aborted) return { end: "recheck", events };
+    if (silent) {
+      this.#options.log.info("watch of {kind} silent for {seconds} s; listing again", {
+        kind: this.resource.kind,
+        seconds: silence / 1000,
+      });
+      return { end: "silent", events };
+    }
+    return { end: "rewatch", events };
+  }
+
+  #emit(changes: StoreChange<T>[]): void {
+    for (const change of changes) {
+      for (const handler of this.#handlers) {
+        try {
+          handler(change);
+        } catch (error) {
+          this.#options.log.error("change handler failed: {error}", { error });
+        }
+      }
+    }
+  }
+}

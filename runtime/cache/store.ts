@@ -1,0 +1,142 @@
+/** The informer cache of one kind: objects by namespace/name, indexed by owner UID, queried by label. */
+import type { KubeObject } from "../../kube/client.ts";
+import { matchesSelector, parseSelector, type Selector } from "./label_selector.ts";
+
+/** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */
+export function objectKey(object: KubeObject): string {
+  const { namespace, name } = object.metadata ?? {};
+  return namespace ? `${namespace}/${name}` : `${name}`;
+}
+
+/** Splits a key back into namespace (undefined when cluster-scoped) and name. */
+export function splitKey(key: string): { namespace?: string; name: string } {
+  const slash = key.indexOf("/");
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** A change the store went through. */
+export type StoreChange<T> =
+  | { type: "added"; object: T }
+  | { type: "updated"; object: T; old: T }
+  | { type: "deleted"; object: T };
+
+/** Read access to cached objects; what plugins get. Never mutate what it returns. */
+export interface CacheReader<T extends KubeObject> {
+  get(namespace: string | undefined, name: string): T | undefined;
+  list(options?: { namespace?: string; labelSelector?: string | Selector }): T[];
+  /** Objects with an owner reference to `uid`. */
+  ownedBy(uid: string): T[];
+}
+
+/** True when both resourceVersions are numbers and `a`'s is the smaller; unknown order is false. */
+function isOlder(a: KubeObject, b: KubeObject): boolean {
+  const x = Number(a.metadata?.resourceVersion);
+  const y = Number(b.metadata?.resourceVersion);
+  return Number.isSafeInteger(x) && Number.isSafeInteger(y) && x < y;
+}
+
+export class Store<T extends KubeObject> implements CacheReader<T> {
+  readonly #objects = new Map<string, T>();
+  readonly #byOwner = new Map<string, Set<string>>();
+
+  get size(): number {
+    return this.#objects.size;
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.#objects.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): T[] {
+    const selector = typeof options.labelSelector === "string"
+      ? parseSelector(options.labelSelector)
+      : options.labelSelector;
+    const out: T[] = [];
+    for (const object of this.#objects.values()) {
+      if (options.namespace && object.metadata?.namespace !== options.namespace) continue;
+      if (selector && !matchesSelector(selector, object.metadata?.labels ?? {})) continue;
+      out.push(object);
+    }
+    return out;
+  }
+
+  ownedBy(uid: string): T[] {
+    return [...this.#byOwner.get(uid) ?? []].map((key) => this.#objects.get(key)!);
+  }
+
+  /** Adds or replaces one object; returns the change, or undefined if nothing changed. */
+  upsert(object: T): StoreChange<T> | undefined {
+    const key = objectKey(object);
+    const old = this.#objects.get(key);
+    if (old && old.metadata?.resourceVersion === object.metadata?.resourceVersion) return undefined;
+    // A watch event older than a version we already took from our own write's answer.
+    if (old && isOlder(object, old)) return undefined;
+    if (old) this.#unindex(key, old);
+    this.#objects.set(key, object);
+    this.#index(key, object);
+    return old ? { type: "updated", object, old } : { type: "added", object };
+  }
+
+  /**
+   * Adds a version we received as the answer to our own write, unless the cache already has the
+   * same or a newer one. resourceVersions are opaque; when either is not a number we cannot
+   * order them and leave the cache to the watch.
+   */
+  upsertIfNewer(object: T): StoreChange<T> | undefined {
+    const old = this.get(object.metadata?.namespace, object.metadata?.name ?? "");
+    if (
+      old ? !isOlder(old, object) : !Number.isSafeInteger(Number(object.metadata?.resourceVersion))
+    ) {
+      return undefined;
+    }
+    return this.upsert(object);
+  }
+
+  /** Removes one object; returns the change, or undefined if it was not there. */
+  remove(object: T): StoreChange<T> | undefined {
+    const key = objectKey(object);
+    const old = this.#objects.get(key);
+    if (!old) return undefined;
+    this.#unindex(key, old);
+    this.#objects.delete(key);
+    // Report the final state the watch sent, which is newer than the cached one.
+    return { type: "deleted", object };
+  }
+
+  /**
+   * Replaces everything with a fresh list (after a relist) and returns the differences, so that
+   * nothing that changed or vanished while the watch was down goes unnoticed.
+   */
+  replace(objects: T[]): StoreChange<T>[] {
+    const changes: StoreChange<T>[] = [];
+    const seen = new Set<string>();
+    for (const object of objects) {
+      seen.add(objectKey(object));
+      const change = this.upsert(object);
+      if (change) changes.push(change);
+    }
+    for (const [key, object] of [...this.#objects]) {
+      if (seen.has(key)) continue;
+      this.#unindex(key, object);
+      this.#objects.delete(key);
+      changes.push({ type: "deleted", object });
+    }
+    return changes;
+  }
+
+  #index(key: string, object: T): void {
+    for (const ref of object.metadata?.ownerReferences ?? []) {
+      let keys = this.#byOwner.get(ref.uid);
+      if (!keys) this.#byOwner.set(ref.uid, keys = new Set());
+      keys.add(key);
+    }
+  }
+
+  #unindex(key: string, object: T): void {
+    for (const ref of object.metadata?.ownerReferences ?? []) {
+      const keys = this.#byOwner.get(ref.uid);
+      keys?.delete(key);
+      if (keys?.size === 0) this.#byOwner.delete(ref.uid);
+    }
+  }
+}

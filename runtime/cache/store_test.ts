@@ -1,0 +1,63 @@
+import { expect } from "expect";
+import type { KubeObject } from "../../kube/client.ts";
+import { objectKey, splitKey, Store } from "./store.ts";
+
+const obj = (
+  name: string,
+  rv: string,
+  extra: Partial<NonNullable<KubeObject["metadata"]>> = {},
+) => ({
+  metadata: { name, namespace: "ns", resourceVersion: rv, ...extra },
+});
+
+Deno.test("store: keys, upserts by resourceVersion, owner index, label queries", () => {
+  const store = new Store<KubeObject>();
+  expect(store.upsert(obj("a", "1", { labels: { app: "x" } }))?.type).toBe("added");
+  expect(store.upsert(obj("a", "1"))).toBeUndefined();
+  expect(
+    store.upsert(
+      obj("a", "2", {
+        labels: { app: "x" },
+        ownerReferences: [{ apiVersion: "v1", kind: "K", name: "o", uid: "u1" }],
+      }),
+    )?.type,
+  )
+    .toBe("updated");
+  store.upsert(
+    obj("b", "3", { ownerReferences: [{ apiVersion: "v1", kind: "K", name: "o", uid: "u1" }] }),
+  );
+  expect(store.ownedBy("u1").map(objectKey).sort()).toEqual(["ns/a", "ns/b"]);
+  expect(store.list({ labelSelector: "app=x" }).map(objectKey)).toEqual(["ns/a"]);
+  expect(store.list({ namespace: "other" })).toEqual([]);
+  expect(store.remove(obj("a", "4"))?.type).toBe("deleted");
+  expect(store.ownedBy("u1").map(objectKey)).toEqual(["ns/b"]);
+  expect(splitKey("ns/b")).toEqual({ namespace: "ns", name: "b" });
+  expect(splitKey("node-1")).toEqual({ name: "node-1" });
+});
+
+Deno.test("store: replace reports what changed, appeared and vanished", () => {
+  const store = new Store<KubeObject>();
+  store.upsert(obj("keep", "1"));
+  store.upsert(obj("change", "1"));
+  store.upsert(obj("gone", "1"));
+  const changes = store.replace([obj("keep", "1"), obj("change", "2"), obj("new", "3")]);
+  expect(changes.map((c) => `${c.type}:${c.object.metadata?.name}`).sort()).toEqual([
+    "added:new",
+    "deleted:gone",
+    "updated:change",
+  ]);
+  expect(store.size).toBe(3);
+});
+
+Deno.test("store: a write's answer goes in only when it is newer than what the cache has", () => {
+  const store = new Store<KubeObject>();
+  expect(store.upsertIfNewer(obj("a", "5"))?.type).toBe("added");
+  expect(store.upsertIfNewer(obj("a", "4"))).toBeUndefined();
+  expect(store.upsertIfNewer(obj("a", "5"))).toBeUndefined();
+  expect(store.upsertIfNewer(obj("a", "6"))?.type).toBe("updated");
+  expect(store.upsertIfNewer(obj("a", "opaque-7"))).toBeUndefined();
+  expect(store.get("ns", "a")?.metadata?.resourceVersion).toBe("6");
+  // A late watch event cannot roll it back either.
+  expect(store.upsert(obj("a", "3"))).toBeUndefined();
+  expect(store.get("ns", "a")?.metadata?.resourceVersion).toBe("6");
+});

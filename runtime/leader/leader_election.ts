@@ -1,0 +1,535 @@
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, safe when a process freezes, a clock jumps
+ * or stands still, a connection dies in silence, or the API server answers slowly.
+ *
+ * Each role reads the clock that can only make it wait too long, never too little:
+ *
+ * - A standby takes a lease held by another only after it has seen the lease record unchanged for
+ *   its duration D, counted on its own *monotonic* clock from the moment it received the record in
+ *   which it last saw a change (client-go's rule; Go's time values carry a monotonic reading, so
+ *   client-go does the same). Remote timestamps are never compared with a local clock, and the
+ *   standby's wall clock plays no part: stepped forward an hour it would otherwise take a healthy
+ *   leader's lease at once. A monotonic clock that stood still (the standby's machine suspended)
+ *   only makes it wait longer.
+ * - The leader sends a write only while less than the renew deadline R (< D) has passed since it
+ *   *sent* its last renewal that succeeded, counted as the larger of the monotonic and the wall
+ *   clock's readings (util/clock.ts). That is never less than the time that really passed unless
+ *   both clocks are wrong at once: a suspension stops the monotonic clock but not the wall clock,
+ *   a wall clock stepped back leaves the monotonic one. A wall clock stepped forward only closes
+ *   the fence early: the leader stops its work, renews its own lease (nobody else could take it)
+ *   and starts again. The fence is checked synchronously right before every write request leaves
+ *   (retries included), and a write not answered by R + (D − R)/2 is abandoned.
+ *
+ * Why two leaders never write at once. Let s be the instant the leader sent its last successful
+ * renewal. That renewal changed the record, and a standby received the change at some r ≥ s, so
+ * it cannot take over before r + D ≥ s + D (real time, up to its clock's rate error). The old
+ * leader sends nothing after s + R, and abandons what it sent by s + R + (D − R)/2. A freeze of
+ * any length (SIGSTOP, a VM pause, CPU starvation) only makes the leader's elapsed time larger, so
+ * its fence is already shut when it resumes, before any timer or worker runs; it is a follower
+ * until it has renewed again. Seeing another holder with a valid lease ends leadership at once.
+ *
+ * What is assumed: each machine's monotonic clock runs, while the process runs, at a rate within
+ * a few per cent of real time (it must err by less than (D − R)/(2D), a sixth with the defaults);
+ * at least one of the leader's two clocks counts the time that passes (not both standing still or
+ * stepped back together); and a request reaches the API server within (D − R)/2 (2.5 s) of
+ * leaving, or more precisely a write takes at most that much longer than the renewal before it
+ * did. What remains: a request handed to the network stack in the instant before the process
+ * froze goes out when it resumes; that is at most one request per worker, and the window is the
+ * microseconds between the fence and the send.
+ *
+ * A slow API server is not a lost lease. The leader renews by writing the lease it last wrote,
+ * without reading it first (client-go's fast path; a conflict falls back to reading it), and an
+ * attempt may take until the renew deadline: with one round trip per renewal, answers up to about
+ * R/2 late (5 s) keep the lease, and the connection health check (kube/connection_health.ts) keeps
+ * the connection while answers arrive at all.
+ *
+ * The lease is watched, so a released lease is taken within milliseconds, and a crashed leader's
+ * lease is taken D after its last renewal rather than up to a poll period later. Unlike client-go,
+ * a lost lease does not end the process: work stops at once and the instance campaigns again; and
+ * a clean shutdown releases the lease.
+ */
+import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import { isApiError } from "../../kube/errors.ts";
+import { LEASE } from "../../kube/kinds.ts";
+import { missingRule } from "../../kube/preflight.ts";
+import { NotLeaderError } from "../../kube/write_fence.ts";
+import { StartupError } from "../../util/startup_error.ts";
+import { type Clock, Instant, systemClock } from "../../util/clock.ts";
+import { sleep } from "../../util/sleep.ts";
+import { ReconnectBackoff } from "../../util/backoff.ts";
+import { causeOf, type Gauge, type Logger, WarningThrottle } from "../observe/mod.ts";
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  /** Unique per instance; default `<hostname>_<random>`. */
+  identity: string;
+  /**
+   * How long others wait, after they last saw the lease change, before taking it; default 15 s.
+   * A crashed leader's work resumes elsewhere after this long; too short, and a slow API server
+   * costs the lease.
+   */
+  leaseDurationMs?: number;
+  /**
+   * How long after its last successful renewal the leader stops all writes and work, whether or
+   * not it could renew meanwhile; default 10 s. Must leave room below the lease duration: half the
+   * difference is how long a write in flight may still take.
+   */
+  renewDeadlineMs?: number;
+  /** Pause between renewals, and between a follower's looks at the lease; default 2 s. */
+  retryPeriodMs?: number;
+  log: Logger;
+  /** `leader_election_master_status{name}`. */
+  gauge?: Gauge;
+  /** Where time comes from; the system's by default (tests jump one clock or the other). */
+  clock?: Clock;
+}
+
+/** Why leadership ended. */
+export type StopReason = "lost" | "shutdown";
+
+export interface LeaderCallbacks {
+  /** Start the work that only a leader may do. */
+  onStartedLeading(): void;
+  /**
+   * Stop that work. On "lost", stop at once (writes are already refused); on "shutdown", drain
+   * (the lease is still renewed until this resolves, then released).
+   */
+  onStoppedLeading(reason: StopReason): Promise<void>;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+type Lease = KubeObject & { spec?: LeaseSpec };
+
+/** The lease record as last seen, and when (by our monotonic clock) it last changed. */
+interface Observation {
+  record: string;
+  spec: LeaseSpec;
+  /** Monotonic milliseconds when we received the record in which we last saw a change. */
+  changedAt: number;
+  resourceVersion?: string;
+}
+
+/** The three durations of leader election, in milliseconds. */
+export interface LeaseTiming {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+}
+
+/**
+ * A standby's view: milliseconds until another holder's lease runs out, for a record last seen
+ * changing at `changedAt` on `clock`'s monotonic clock (negative once it has). The wall clock
+ * plays no part: a jump of it must not hand anyone a lease early.
+ */
+export function leaseExpiresInMs(changedAt: number, durationMs: number, clock: Clock): number {
+  return durationMs - (clock.monotonicMs() - changedAt);
+}
+
+/**
+ * The leader's fence: how many milliseconds a write sent now may take before it must be
+ * abandoned, or undefined when no write may be sent, for a last successful renewal sent at
+ * `renewed` (conservative: the larger of both clocks' elapsed time; see the module doc).
+ */
+export function writeBudgetMs(
+  renewed: Instant | undefined,
+  timing: LeaseTiming,
+): number | undefined {
+  const { renewDeadlineMs, leaseDurationMs } = timing;
+  const elapsed = renewed?.elapsedMs() ?? Infinity;
+  if (!(elapsed < renewDeadlineMs)) return undefined;
+  return renewDeadlineMs - elapsed + (leaseDurationMs - renewDeadlineMs) / 2;
+}
+
+type Attempt = "acquired" | "held" | "failed";
+
+/** RFC 3339 with microseconds, as `MicroTime` fields require. */
+function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+export class LeaderElector {
+  readonly #client: KubeClient;
+  readonly #options: Required<Omit<LeaderElectionOptions, "gauge">> & { gauge?: Gauge };
+  readonly #clock: Clock;
+  readonly #warnings: WarningThrottle;
+  #observed?: Observation;
+  /** The newest lease object seen (for renewing without reading it first). */
+  #latest?: Lease;
+  /** Just before the request behind our latest successful acquire or renewal was sent. */
+  #renewed?: Instant;
+  #leading = false;
+  #wake?: () => void;
+  /** Until the lease was first read, a refusal or a missing namespace is fatal, not retried. */
+  #everRead = false;
+
+  constructor(client: KubeClient, options: LeaderElectionOptions) {
+    this.#client = client;
+    this.#options = {
+      ...options,
+      leaseDurationMs: options.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: options.retryPeriodMs ?? 2_000,
+      clock: options.clock ?? systemClock,
+    };
+    this.#clock = this.#options.clock;
+    const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.#options;
+    if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs * 1.2)) {
+      throw new RangeError(
+        `leader election needs lease duration (${leaseDurationMs} ms) > renew deadline ` +
+          `(${renewDeadlineMs} ms) > 1.2 × retry period (${retryPeriodMs} ms)`,
+      );
+    }
+    this.#warnings = new WarningThrottle(options.log);
+    this.#options.gauge?.set({ name: options.name }, 0);
+  }
+
+  /** True while this instance leads and its last renewal is within the renew deadline. */
+  get isLeader(): boolean {
+    return this.#leading && writeBudgetMs(this.#renewed, this.#options) !== undefined;
+  }
+
+  /**
+   * The write fence: throws NotLeaderError unless this instance surely leads right now, else
+   * returns how many milliseconds a write sent now may take before it must be abandoned.
+   */
+  readonly fence = (): number => {
+    const budget = this.#leading ? writeBudgetMs(this.#renewed, this.#options) : undefined;
+    if (budget === undefined) {
+      // A pause can outlast the deadline before any timer had a chance to run: wake the loop.
+      if (this.#leading) this.#wake?.();
+      throw new NotLeaderError(`not the leader of lease ${this.#options.name}; write refused`);
+    }
+    return budget;
+  };
+
+  /** Campaigns, leads, and campaigns again after a loss, until `signal` aborts. */
+  async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<void> {
+    const { log, identity, name } = this.#options;
+    const watcher = new AbortController();
+    const watching = this.#watchLease(watcher.signal);
+    try {
+      while (!signal.aborted) {
+        log.info("campaigning for lease {lease} as {identity}", { lease: name, identity });
+        if (!(await this.#acquire(signal))) break;
+        this.#setLeading(true);
+        log.info("became leader of lease {lease}", { lease: name });
+        callbacks.onStartedLeading();
+
+        const renewStop = new AbortController();
+        const renewing = this.#renewLoop(renewStop.signal);
+        const shutdown = new Promise<"shutdown">((resolve) => {
+          if (signal.aborted) resolve("shutdown");
+          signal.addEventListener("abort", () => resolve("shutdown"), { once: true });
+        });
+        const first = await Promise.race([renewing, shutdown]);
+        if (first === "lost") {
+          this.#setLeading(false);
+          log.error("lost lease {lease}; stopped all work, campaigning again", { lease: name });
+          await callbacks.onStoppedLeading("lost");
+          continue;
+        }
+        // Shutting down: keep renewing while the work drains, so nobody else starts meanwhile.
+        const lostDuringDrain = renewing.then((end) => {
+          if (end !== "lost") return;
+          this.#setLeading(false);
+          return callbacks.onStoppedLeading("lost");
+        });
+        await callbacks.onStoppedLeading("shutdown");
+        renewStop.abort();
+        const end = await renewing;
+        await lostDuringDrain;
+        const stillLeader = this.isLeader;
+        this.#setLeading(false);
+        if (end === "stopped" && stillLeader) await this.#release();
+      }
+    } finally {
+      this.#setLeading(false);
+      watcher.abort();
+      await watching;
+      this.#warnings.flush();
+    }
+  }
+
+  #setLeading(leading: boolean): void {
+    this.#leading = leading;
+    this.#options.gauge?.set({ name: this.#options.name }, leading ? 1 : 0);
+  }
+
+  /** Waits for `ms`, or less when the lease record changes (the watch wakes us). */
+  async #nap(ms: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    try {
+      await sleep(ms, AbortSignal.any([signal, woken.signal]));
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
+  /** Until we hold the lease (true) or `signal` aborts (false); throws StartupError if it never can. */
+  async #acquire(signal: AbortSignal): Promise<boolean> {
+    const { retryPeriodMs } = this.#options;
+    let nextLook = 0;
+    while (!signal.aborted) {
+      if (this.#clock.monotonicMs() >= nextLook || this.#looksFree()) {
+        const result = await this.#attempt(signal, this.#options.renewDeadlineMs, false);
+        if (result === "acquired") return true;
+        nextLook = this.#clock.monotonicMs() + retryPeriodMs * (1 + 0.2 * Math.random());
+      }
+      // Look again at the next poll, or the moment the holder's lease runs out, or when the
+      // watch shows a change, whichever comes first.
+      const untilLook = nextLook - this.#clock.monotonicMs();
+      await this.#nap(Math.max(0, Math.min(untilLook, this.#expiresInMs())), signal);
+    }
+    return false;
+  }
+
+  /** Renews every retry period until `stop` aborts ("stopped") or the lease is lost ("lost"). */
+  async #renewLoop(stop: AbortSignal): Promise<"lost" | "stopped"> {
+    const { retryPeriodMs, renewDeadlineMs } = this.#options;
+    let lastAttempt = this.#renewed!;
+    while (!stop.aborted) {
+      const remaining = renewDeadlineMs - this.#renewed!.elapsedMs();
+      if (remaining <= 0) return "lost";
+      if (this.#heldByAnother()) return "lost";
+      const untilNext = retryPeriodMs - lastAttempt.elapsedMs();
+      if (untilNext > 0) {
+        await this.#nap(Math.min(untilNext, remaining), stop);
+        continue;
+      }
+      lastAttempt = Instant.now(this.#clock);
+      // The attempt may take until the deadline: a slow answer is not a lost lease. A dead
+      // connection is replaced well before (kube/connection_health.ts), failing the attempt, and
+      // the next one goes out at once on the new connection.
+      const result = await this.#attempt(stop, remaining, true);
+      if (result === "held") return "lost";
+    }
+    return "stopped";
+  }
+
+  /** True when the last record we saw names another holder whose lease has not run out. */
+  #heldByAnother(): boolean {
+    const holder = this.#observed?.spec.holderIdentity;
+    return Boolean(holder) && holder !== this.#options.identity && this.#expiresInMs() > 0;
+  }
+
+  /** True when the last record we saw is free for us: no holder, us, or run out. */
+  #looksFree(): boolean {
+    return this.#observed !== undefined && !this.#heldByAnother();
+  }
+
+  /** Milliseconds until the observed holder's lease runs out by our clock (Infinity if none seen). */
+  #expiresInMs(): number {
+    const observed = this.#observed;
+    if (!observed) return Infinity;
+    const duration = (observed.spec.leaseDurationSeconds ?? 0) * 1000;
+    return leaseExpiresInMs(observed.changedAt, duration, this.#clock);
+  }
+
+  /**
+   * One look at the lease, taking or renewing it when it is free or ours, within `timeoutMs`.
+   * `renewing`: we lead, and first try to write the lease we last saw without reading it.
+   */
+  async #attempt(signal: AbortSignal, timeoutMs: number, renewing: boolean): Promise<Attempt> {
+    const { namespace, name, identity, leaseDurationMs } = this.#options;
+    const until = this.#clock.monotonicMs() + timeoutMs;
+    const left = () => Math.max(1, until - this.#clock.monotonicMs());
+    const spec = (current: LeaseSpec): LeaseSpec => {
+      const now = this.#clock.wallMs();
+      return {
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+        acquireTime: current.holderIdentity === identity && current.acquireTime
+          ? current.acquireTime
+          : microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: (current.leaseTransitions ?? 0) +
+          (current.holderIdentity === identity ? 0 : 1),
+      };
+    };
+    /** Writes our record over `lease` (a compare-and-swap on its resourceVersion). */
+    const write = async (lease: Lease): Promise<Attempt> => {
+      const sent = Instant.now(this.#clock);
+      const updated = await this.#client.update<Lease>(LEASE, {
+        ...lease,
+        spec: spec(lease.spec ?? {}),
+      }, { signal, timeoutMs: left() });
+      this.#renewed = sent;
+      this.#observe(updated, sent);
+      return "acquired";
+    };
+    try {
+      const latest = this.#latest;
+      if (renewing && latest?.spec?.holderIdentity === identity) {
+        try {
+          return await write(latest);
+        } catch (error) {
+          // Changed since we last saw it: read it and decide as anyone would.
+          if (!isApiError(error, 409)) throw error;
+        }
+      }
+      let lease: Lease | undefined;
+      try {
+        lease = await this.#client.get<Lease>(LEASE, name, {
+          namespace,
+          signal,
+          timeoutMs: left(),
+        });
+      } catch (error) {
+        if (!isApiError(error, 404)) throw error;
+      }
+      if (!lease) {
+        const sent = Instant.now(this.#clock);
+        const created = await this.#client.create<Lease>(LEASE, {
+          metadata: { name, namespace },
+          spec: { ...spec({}), leaseTransitions: 0 },
+        }, { signal, timeoutMs: left() });
+        this.#renewed = sent;
+        this.#everRead = true;
+        this.#observe(created, sent);
+        return "acquired";
+      }
+      // Observed now, after the answer arrived: the later instant is the safe one for a follower.
+      this.#everRead = true;
+      this.#observe(lease, Instant.now(this.#clock));
+      if (this.#heldByAnother()) return "held";
+      return await write(lease);
+    } catch (error) {
+      if (signal.aborted) return "failed";
+      if (!this.#everRead) this.#failStartup(error);
+      // A conflict means the record changed since we read it; the next look tells by whom.
+      if (!isApiError(error, 409)) {
+        this.#warnings.warn(causeOf(error), "lease {lease}: {error}", {
+          lease: name,
+          error: (error as Error).message,
+        });
+      }
+      return "failed";
+    }
+  }
+
+  /**
+   * Throws a StartupError for what will not get better by retrying at start-up: no permission on
+   * the lease, or no such namespace. (Later, the same is retried: RBAC may be mid-change.)
+   */
+  #failStartup(error: unknown): void {
+    const { namespace, name } = this.#options;
+    if (isApiError(error, 403)) {
+      throw new StartupError(
+        `${error.message}; leader election needs the Lease ${namespace}/${name}: ${
+          missingRule(
+            "coordination.k8s.io",
+            "leases",
+            ["get", "create", "update", "watch"],
+            namespace,
+          )
+        }`,
+      );
+    }
+    if (isApiError(error, 404) && error.details?.kind === "namespaces") {
+      throw new StartupError(
+        `the leader-election namespace "${namespace}" does not exist: create it (kubectl ` +
+          `create namespace ${namespace}) or choose another with --leader-election-namespace`,
+      );
+    }
+  }
+
+  /** Remembers the record, and when (by our monotonic clock) it last changed. */
+  #observe(lease: Lease | undefined, at: Instant): void {
+    const spec = lease?.spec ?? {};
+    const record = JSON.stringify(spec);
+    const resourceVersion = lease?.metadata?.resourceVersion;
+    if (this.#observed?.record !== record) {
+      this.#observed = { record, spec, changedAt: at.monotonic, resourceVersion };
+    } else if (resourceVersion) {
+      this.#observed.resourceVersion = resourceVersion;
+    }
+    // The newest version wins: a watch event may arrive after the answer to a later write.
+    const known = Number(this.#latest?.metadata?.resourceVersion);
+    if (!lease || !(Number(resourceVersion) < known)) this.#latest = lease;
+  }
+
+  /**
+   * Follows the lease through a watch, so a release or another holder is noticed at once and a
+   * record change is timed when it happens rather than at the next poll. Polling goes on
+   * regardless: this only makes things faster, never safer.
+   */
+  async #watchLease(signal: AbortSignal): Promise<void> {
+    const { namespace, name } = this.#options;
+    const backoff = new ReconnectBackoff();
+    while (!signal.aborted) {
+      const from = this.#observed?.resourceVersion;
+      if (!from) {
+        await sleep(200, signal);
+        continue;
+      }
+      const started = this.#clock.monotonicMs();
+      try {
+        for await (
+          const event of this.#client.watch<Lease>(LEASE, {
+            namespace,
+            fieldSelector: `metadata.name=${name}`,
+            resourceVersion: from,
+            signal,
+          })
+        ) {
+          if (event.type === "BOOKMARK") continue;
+          this.#observe(
+            event.type === "DELETED" ? undefined : event.object,
+            Instant.now(this.#clock),
+          );
+          this.#wake?.();
+        }
+        backoff.reset();
+      } catch (error) {
+        if (signal.aborted) break;
+        // 410: our resourceVersion is too old; the next look at the lease brings a new one.
+        if (isApiError(error, 410) && this.#observed) this.#observed.resourceVersion = "";
+        await sleep(backoff.next(this.#clock.monotonicMs() - started), signal);
+      }
+    }
+  }
+
+  /** Gives the lease up so another instance can take it without waiting for it to expire. */
+  async #release(): Promise<void> {
+    const { namespace, name, identity, log } = this.#options;
+    try {
+      const lease = await this.#client.get<Lease>(LEASE, name, { namespace, timeoutMs: 5_000 });
+      if (lease.spec?.holderIdentity !== identity) return;
+      const now = microTime(this.#clock.wallMs());
+      await this.#client.update<Lease>(LEASE, {
+        ...lease,
+        spec: {
+          leaseTransitions: lease.spec.leaseTransitions,
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+        },
+      }, { timeoutMs: 5_000 });
+      log.info("released lease {lease}", { lease: name });
+    } catch (error) {
+      log.warn("could not release lease {lease}: {error}", {
+        lease: name,
+        error: (error as Error).message,
+      });
+    }
+  }
+}
+
+/** `<hostname>_<random>`: unique per process, readable in `kubectl get lease`. */
+export function defaultIdentity(): string {
+  let host = "unknown";
+  try {
+    host = Deno.hostname();
+  } catch {
+    // no --allow-sys=hostname: the random part still makes it unique
+  }
+  return `${host}_${crypto.randomUUID().slice(0, 8)}`;
+}

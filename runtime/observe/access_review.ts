@@ -1,0 +1,208 @@
+/**
+ * Asks the API server who a bearer token belongs to (TokenReview) and whether someone may do
+ * something (SubjectAccessReview), the way controller-runtime's metrics filter and kube-rbac-proxy
+ * do: answers are cached for a while (a minute for who, five minutes for yes and thirty seconds
+ * for no, as controller-runtime), in caches of bounded size, the same question asked at once goes
+ * out once, and what goes out fits a budget of its own, apart from the reconcilers' rate limit. A
+ * question the budget cannot pay for, or that the API server does not answer, is "unavailable":
+ * callers answer 503 or skip what needed it, and never wait in a queue a flood could grow.
+ */
+import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { Resource } from "../../kube/resource.ts";
+import type { Logger } from "./logging.ts";
+import { type RateLimit, RateLimiter } from "../../kube/rate_limiter.ts";
+import { WarningThrottle } from "./warning_throttle.ts";
+
+/** Who a request comes from, as the API server knows them. */
+export interface Requester {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+/** What is asked: a verb on a path (`/metrics`), or on objects of a kind. */
+export type AccessAttributes =
+  | { nonResourceAttributes: { path: string; verb: string } }
+  | {
+    resourceAttributes: {
+      verb: string;
+      group: string;
+      resource: string;
+      namespace?: string;
+      name?: string;
+      subresource?: string;
+    };
+  };
+
+/** The API server could not be asked now: the budget is spent, or it did not answer. */
+export const UNAVAILABLE = "unavailable";
+export type Unavailable = typeof UNAVAILABLE;
+
+export const TOKEN_REVIEW: Resource<KubeObject> = {
+  group: "authentication.k8s.io",
+  version: "v1",
+  kind: "TokenReview",
+  plural: "tokenreviews",
+  namespaced: false,
+};
+
+export const SUBJECT_ACCESS_REVIEW: Resource<KubeObject> = {
+  group: "authorization.k8s.io",
+  version: "v1",
+  kind: "SubjectAccessReview",
+  plural: "subjectaccessreviews",
+  namespaced: false,
+};
+
+export interface AccessReviewerOptions {
+  /**
+   * TokenReviews and SubjectAccessReviews sent, at most: 20 at once and 10 a second after that
+   * by default; a question beyond it is not asked (and never waits in a line).
+   */
+  budget?: RateLimit;
+  /** Answers kept per cache (oldest forgotten first); default 1024. */
+  cacheSize?: number;
+  /** How long answers are believed; controller-runtime's by default. */
+  ttlMs?: Partial<typeof DEFAULT_TTL_MS>;
+  /** Deadline of each question to the API server; default 5 s. */
+  timeoutMs?: number;
+  log: Logger;
+}
+
+const DEFAULT_TTL_MS = {
+  authenticated: 60_000,
+  unauthenticated: 10_000,
+  allowed: 300_000,
+  denied: 30_000,
+};
+
+export class AccessReviewer {
+  readonly budget: RateLimiter;
+  readonly #client: KubeClient;
+  readonly #ttl: typeof DEFAULT_TTL_MS;
+  readonly #timeoutMs: number;
+  readonly #tokens: TtlCache<Requester | null>;
+  readonly #decisions: TtlCache<boolean>;
+  readonly #asking = new Map<string, Promise<unknown>>();
+  readonly #warnings: WarningThrottle;
+
+  constructor(client: KubeClient, options: AccessReviewerOptions) {
+    this.#client = client;
+    this.budget = new RateLimiter(options.budget ?? { qps: 10, burst: 20 });
+    this.#ttl = { ...DEFAULT_TTL_MS, ...options.ttlMs };
+    this.#timeoutMs = options.timeoutMs ?? 5_000;
+    this.#tokens = new TtlCache(options.cacheSize ?? 1024);
+    this.#decisions = new TtlCache(options.cacheSize ?? 1024);
+    this.#warnings = new WarningThrottle(options.log);
+  }
+
+  /** Who `token` belongs to; undefined when the API server does not take it. */
+  async authenticate(token: string): Promise<Requester | undefined | Unavailable> {
+    // The cache holds a digest, never the token.
+    const key = await digest(token);
+    const known = this.#tokens.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const answer = await this.#once(`token ${key}`, async () => {
+      const review = await this.#ask(TOKEN_REVIEW, { spec: { token } }) as {
+        status?: { authenticated?: boolean; user?: Requester };
+      } | Unavailable;
+      if (review === UNAVAILABLE) return UNAVAILABLE;
+      const user = review.status?.authenticated && review.status.user?.username
+        ? review.status.user
+        : null;
+      this.#tokens.set(key, user, user ? this.#ttl.authenticated : this.#ttl.unauthenticated);
+      return user;
+    });
+    return answer === UNAVAILABLE ? UNAVAILABLE : (answer as Requester | null) ?? undefined;
+  }
+
+  /** Whether `who` may do what `attributes` say. */
+  async authorize(who: Requester, attributes: AccessAttributes): Promise<boolean | Unavailable> {
+    const key = JSON.stringify([who.username, who.uid, who.groups, who.extra, attributes]);
+    const known = this.#decisions.get(key);
+    if (known !== undefined) return known;
+    return await this.#once(`decision ${key}`, async () => {
+      const review = await this.#ask(SUBJECT_ACCESS_REVIEW, {
+        spec: {
+          user: who.username,
+          uid: who.uid,
+          groups: who.groups,
+          extra: who.extra,
+          ...attributes,
+        },
+      }) as { status?: { allowed?: boolean } } | Unavailable;
+      if (review === UNAVAILABLE) return UNAVAILABLE;
+      const allowed = review.status?.allowed === true;
+      this.#decisions.set(key, allowed, allowed ? this.#ttl.allowed : this.#ttl.denied);
+      return allowed;
+    }) as boolean | Unavailable;
+  }
+
+  /** One question in flight per key: a burst of the same question costs one request. */
+  #once(key: string, ask: () => Promise<unknown>): Promise<unknown> {
+    let asking = this.#asking.get(key);
+    if (!asking) {
+      asking = ask().finally(() => this.#asking.delete(key));
+      this.#asking.set(key, asking);
+    }
+    return asking;
+  }
+
+  async #ask(resource: Resource<KubeObject>, body: Record<string, unknown>): Promise<unknown> {
+    if (!this.budget.tryTake()) {
+      this.#warnings.warn(
+        "budget",
+        "{kind}s refused: the budget for them ({qps} a second) is spent",
+        { kind: resource.kind, qps: this.budget.qps },
+      );
+      return UNAVAILABLE;
+    }
+    try {
+      return await this.#client.create(resource, body as KubeObject, {
+        timeoutMs: this.#timeoutMs,
+      });
+    } catch (error) {
+      this.#warnings.warn(`failed ${resource.kind}`, "a {kind} failed: {error}", {
+        kind: resource.kind,
+        error: (error as Error).message,
+      });
+      return UNAVAILABLE;
+    }
+  }
+}
+
+async function digest(token: string): Promise<string> {
+  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A map whose entries expire, and that forgets its oldest entries beyond `size`. */
+export class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; expires: number }>();
+
+  constructor(readonly size: number, readonly now: () => number = () => performance.now()) {}
+
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expires <= this.now()) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V, ttlMs: number): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expires: this.now() + ttlMs });
+    // Maps keep insertion order: the first key is the oldest.
+    while (this.#entries.size > this.size) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+  }
+
+  get length(): number {
+    return this.#entries.size;
+  }
+}

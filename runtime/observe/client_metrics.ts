@@ -1,0 +1,29 @@
+/** client-go's metric names for the requests a client makes (`rest_client_*`), on a registry. */
+import type { RequestCounter } from "../../kube/client.ts";
+import type { Registry } from "./metrics.ts";
+
+/** Exposes a client's request counts as `rest_client_requests_total{code,method,host}`. */
+export function exposeRequestCounts(registry: Registry, requests: RequestCounter): void {
+  const total = registry.counter(
+    "rest_client_requests_total",
+    "Number of HTTP requests, partitioned by status code, method, and host",
+    ["code", "method", "host"],
+  );
+  const waits = registry.histogram(
+    "rest_client_rate_limiter_duration_seconds",
+    "Client side rate limiter latency in seconds. Broken down by verb, and host.",
+    ["verb", "host"],
+    [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+  );
+  requests.onRateLimiterWait(({ verb, host, seconds }) => waits.observe({ verb, host }, seconds));
+  registry.onCollect(() => {
+    for (const sample of requests.samples()) {
+      const labels = {
+        code: String(sample.code || "<error>"),
+        method: sample.method,
+        host: sample.host,
+      };
+      total.inc(labels, sample.count - total.get(labels));
+    }
+  });
+}

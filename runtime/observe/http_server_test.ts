@@ -1,0 +1,260 @@
+import { expect } from "expect";
+import { createServingPki } from "../../testing/control_plane_pki.ts";
+import { eventually } from "../../testing/eventually.ts";
+import { HttpServer, type HttpServerOptions, type ServerLimits } from "./http_server.ts";
+import { log } from "./logging.ts";
+
+const echo = {
+  path: "/echo",
+  methods: ["POST"],
+  handle: async (_: Request, { body }: { body: () => Promise<Uint8Array<ArrayBuffer>> }) =>
+    new Response(await body()),
+};
+const hello = {
+  path: "/hello",
+  methods: ["GET", "HEAD"],
+  handle: () => new Response("hello"),
+};
+
+async function serving(
+  limits: Partial<ServerLimits>,
+  more: Partial<HttpServerOptions> = {},
+): Promise<HttpServer & AsyncDisposable> {
+  const server = new HttpServer({
+    name: "test",
+    bind: { hostname: "127.0.0.1", port: 0 },
+    routes: [echo, hello],
+    limits,
+    log: log("test"),
+    ...more,
+  });
+  await server.start();
+  return Object.assign(server, { [Symbol.asyncDispose]: () => server.stop() });
+}
+
+/** Sends raw bytes and reads the answer until the server closes or `ms` pass. */
+async function raw(port: number, text: string, ms = 5_000): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(new TextEncoder().encode(text));
+  return await readAll(conn, ms);
+}
+
+async function readAll(conn: Deno.Conn, ms: number): Promise<string> {
+  const chunks: string[] = [];
+  const buffer = new Uint8Array(4096);
+  const timer = setTimeout(() => conn.close(), ms);
+  try {
+    for (;;) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      chunks.push(new TextDecoder().decode(buffer.subarray(0, n)));
+    }
+  } catch {
+    // closed by the timer
+  } finally {
+    clearTimeout(timer);
+    try {
+      conn.close();
+    } catch {
+      // closed already
+    }
+  }
+  return chunks.join("");
+}
+
+Deno.test("routes: 404 for unknown paths, 405 with Allow for other methods", async () => {
+  await using server = await serving({});
+  const base = `http://127.0.0.1:${server.port}`;
+  expect(await (await fetch(`${base}/hello`)).text()).toBe("hello");
+  const missing = await fetch(`${base}/nowhere`);
+  expect([missing.status, await missing.text()]).toEqual([404, "not found\n"]);
+  for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
+    const refused = await fetch(`${base}/hello`, {
+      method,
+      body: method === "DELETE" ? undefined : "",
+    });
+    expect(refused.status).toBe(405);
+    expect(refused.headers.get("allow")).toBe("GET, HEAD");
+    await refused.body?.cancel();
+  }
+});
+
+Deno.test("a declared length over the limit is refused before a byte is read", async () => {
+  await using server = await serving({ maxBodyBytes: 1024, maxBufferedBytes: 4096 });
+  // Declares 10 MB and sends 11 bytes: answered at once, nothing waited for.
+  const answer = await raw(
+    server.port!,
+    "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\nhello world",
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 413/);
+  expect(answer).toContain("a body of at most 1024 bytes, not 10000000");
+  // Within the limit, the body comes back.
+  const ok = await fetch(`http://127.0.0.1:${server.port}/echo`, { method: "POST", body: "abc" });
+  expect(await ok.text()).toBe("abc");
+});
+
+Deno.test("a body without a length is read as it comes, and cut off at the limit", async () => {
+  await using server = await serving({ maxBodyBytes: 1024, maxBufferedBytes: 4096 });
+  const chunk = "x".repeat(600);
+  const answer = await raw(
+    server.port!,
+    "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      `258\r\n${chunk}\r\n258\r\n${chunk}\r\n0\r\n\r\n`,
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 413/);
+  const small = await raw(
+    server.port!,
+    "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+      "3\r\nabc\r\n0\r\n\r\n",
+  );
+  expect(small).toMatch(/^HTTP\/1\.1 200/);
+  expect(small.endsWith("abc")).toBe(true);
+});
+
+Deno.test("bodies held at once are bounded in all, and requests in flight are too", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const slow = {
+    path: "/slow",
+    methods: ["POST"],
+    handle: async (_: Request, { body }: { body: () => Promise<Uint8Array<ArrayBuffer>> }) => {
+      await body();
+      await gate;
+      return new Response("done");
+    },
+  };
+  await using server = await serving(
+    { maxBodyBytes: 1000, maxBufferedBytes: 1500, maxConcurrentRequests: 3 },
+    { routes: [slow] },
+  );
+  const url = `http://127.0.0.1:${server.port}/slow`;
+  const first = fetch(url, { method: "POST", body: "a".repeat(1000) });
+  await eventually(() => expect(server.statuses.size).toBe(0)); // in flight
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Another 1000 bytes would pass the 1500 held in all.
+  const second = await fetch(url, { method: "POST", body: "b".repeat(1000) });
+  expect(second.status).toBe(503);
+  expect(second.headers.get("retry-after")).toBe("1");
+  await second.body?.cancel();
+  const third = fetch(url, { method: "POST", body: "c" });
+  const fourth = fetch(url, { method: "POST", body: "d" });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Three in flight (first, third, fourth): a fifth is turned away at once.
+  const fifth = await fetch(url, { method: "POST", body: "e" });
+  expect(fifth.status).toBe(503);
+  await fifth.body?.cancel();
+  release();
+  for (const response of await Promise.all([first, third, fourth])) {
+    expect(await response.text()).toBe("done");
+  }
+});
+
+Deno.test("the front: connections that never speak, dawdle or idle are closed", async () => {
+  await using server = await serving({ handshakeMs: 300, requestMs: 600, idleMs: 900 });
+  const port = server.port!;
+  // Never a byte: closed after the handshake deadline.
+  const silent = await Deno.connect({ hostname: "127.0.0.1", port });
+  expect(await readAll(silent, 5_000)).toBe("");
+  // Half a request, then nothing: the client waits too long; closed without an answer.
+  const half = await Deno.connect({ hostname: "127.0.0.1", port });
+  await half.write(new TextEncoder().encode("GET /hello HTTP/1.1\r\nHost: x\r\n"));
+  expect(await readAll(half, 5_000)).toBe("");
+  // A finished request on a keep-alive connection, then silence: closed when idle.
+  const idle = await Deno.connect({ hostname: "127.0.0.1", port });
+  await idle.write(new TextEncoder().encode("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"));
+  expect(await readAll(idle, 5_000)).toMatch(/^HTTP\/1\.1 200[\s\S]*hello$/);
+  expect(server.connections).toMatchObject({
+    handshakeTimeouts: 1,
+    requestTimeouts: 1,
+    idleTimeouts: 1,
+    open: 0,
+  });
+});
+
+Deno.test("the front: at most so many connections, and per caller", async () => {
+  await using server = await serving({ maxConnections: 5, maxConnectionsPerCaller: 3 });
+  const port = server.port!;
+  const held = await Promise.all(
+    [0, 1, 2, 3].map(() => Deno.connect({ hostname: "127.0.0.1", port })),
+  );
+  await eventually(() => expect(server.connections.open).toBe(3));
+  expect(server.connections.refused).toBe(1);
+  // The one refused was closed at once.
+  const closed = await Promise.all(held.map((c) => readAll(c, 300)));
+  expect(closed.filter((c) => c === "")).toHaveLength(4);
+  await eventually(() => expect(server.connections.open).toBe(0));
+  expect(await (await fetch(`http://127.0.0.1:${port}/hello`)).text()).toBe("hello");
+});
+
+Deno.test("HTTPS: the handshake counts, a new certificate is taken, stop ends idle connections", async () => {
+  const pki = await createServingPki();
+  let certificate = await pki.issue();
+  await using server = await serving({ handshakeMs: 1_000 }, {
+    tls: { certificate: () => Promise.resolve(certificate), reloadMs: 100 },
+  });
+  const client = Deno.createHttpClient({ caCerts: [pki.ca.cert] });
+  try {
+    const url = `https://127.0.0.1:${server.port}/hello`;
+    expect(await (await fetch(url, { client })).text()).toBe("hello");
+    // The start of a ClientHello (a record of 256 bytes, one sent) never finishes a handshake.
+    const stalled = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+    await stalled.write(new Uint8Array([0x16, 0x03, 0x01, 0x01, 0x00, 0x01]));
+    await readAll(stalled, 5_000);
+    expect(server.connections.handshakeTimeouts).toBe(1);
+    certificate = await pki.issue();
+    await eventually(() => expect(server.rotations).toBe(1));
+    expect(await (await fetch(url, { client })).text()).toBe("hello");
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("stopping does not wait for idle keep-alive connections", async () => {
+  // Long deadlines: only stop() can end the connection in this test's time.
+  const server = await serving({ idleMs: 600_000, requestMs: 600_000 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  await conn.write(new TextEncoder().encode("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const answer = readAll(conn, 600_000);
+  await eventually(() => expect(server.statuses.get(200)).toBe(1));
+  const stopped = await Promise.race([
+    server.stop().then(() => "stopped"),
+    new Promise((resolve) => setTimeout(() => resolve("still waiting"), 60_000)),
+  ]);
+  expect(stopped).toBe("stopped");
+  expect(await answer).toMatch(/hello$/);
+  expect(server.connections.open).toBe(0);
+});
+
+Deno.test("a thousand unknown paths write one warning line", async () => {
+  const lines: string[] = [];
+  const record = (message: string) => lines.push(message);
+  const recorder = {
+    warn: record,
+    info: record,
+    error: record,
+    debug: record,
+  } as unknown as ReturnType<typeof log>;
+  await using server = await serving({}, { log: recorder });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  // Pipelined on one connection: a flood of paths, each different.
+  const requests = Array.from(
+    { length: 1000 },
+    (_, i) => `GET /probe-${i}-${"x".repeat(i % 50)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  ).join("");
+  await conn.write(new TextEncoder().encode(requests));
+  await eventually(() => expect(server.statuses.get(404)).toBe(1000));
+  conn.close();
+  expect(lines).toEqual(["{server}: 404 for {path} from {caller}"]);
+});
+
+Deno.test("a half-sent request does not hold up stopping", async () => {
+  // Its deadline would end it (the front keeps them while stopping); stopping ends it first.
+  const server = await serving({ requestMs: 600_000, idleMs: 600_000 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  await conn.write(new TextEncoder().encode("GET /hello HTTP/1.1\r\nHost: x\r\n"));
+  await eventually(() => expect(server.connections.open).toBe(1));
+  await server.stop();
+  expect(server.connections.open).toBe(0);
+  expect(await conn.read(new Uint8Array(1))).toBe(null);
+  conn.close();
+});

@@ -1,0 +1,7 @@
+/**
+ * The plugin API: what a plugin declares, what its reconcile returns, what it may throw, and the
+ * status conditions it reports.
+ */
+export * from "./conditions.ts";
+export * from "./field_path.ts";
+export * from "./plugin.ts";

@@ -1,0 +1,383 @@
+/** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
+import type { KubeClient, KubeObject, Unstructured } from "../../kube/client.ts";
+import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.ts";
+import type { Resource } from "../../kube/resource.ts";
+import { parseFieldPath } from "./field_path.ts";
+import type { CacheReader, StoreChange } from "../cache/mod.ts";
+
+/** A namespace/name to reconcile; namespace absent for cluster-scoped kinds. */
+export interface ObjectRef {
+  namespace?: string;
+  name: string;
+}
+
+/** A kind a plugin creates, and how the runtime may treat existing objects of it. */
+export interface OwnedKind {
+  resource: Resource<KubeObject>;
+  /**
+   * Take over an object named like a child that has no controller (adding our controller
+   * reference) instead of reporting it; default false. Only for kinds whose objects people
+   * create by hand expecting the operator to take them on.
+   */
+  adopt?: boolean;
+  /**
+   * When an apply is refused because an immutable field must change (a DaemonSet's selector),
+   * delete the child and create it anew, with an Event; default false. Its dependents (a
+   * DaemonSet's pods) are deleted and recreated with it.
+   */
+  recreateOnImmutableChange?: boolean;
+  /**
+   * Fields of this kind that other field managers may set on a child, as paths
+   * (`spec.replicas`, `spec.template.metadata.annotations["example.com/x"]`, `[*]` for any list
+   * item). Everything else they add to a child's body is removed, with a Warning Event naming
+   * the field and who set it (see foreign_fields.ts); metadata other than owner references,
+   * status, subresources such as `scale`, and `kubectl rollout restart`'s annotation are always
+   * left alone. Too little here makes the operator fight a controller that legitimately sets a
+   * field (the write-loop guard then pauses the child); too much leaves what someone added.
+   */
+  tolerate?: string[];
+}
+
+/** What went wrong with a child of one parent: another plugin of the same kind can report it. */
+export interface ChildProblem {
+  /** The plugin that could not write it. */
+  plugin: string;
+  kind: string;
+  name: string;
+  reason: "ChildOwnedElsewhere" | "ChildNameTaken" | "ChildRefused" | "WriteLoopDetected";
+  message: string;
+}
+
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
+
+/** Access a plugin asks for explicitly, for the requests it makes itself through `client`. */
+export interface Permission {
+  resource: Resource;
+  verbs: Verb[];
+  /** e.g. `status`. */
+  subresource?: string;
+}
+
+/** Another kind whose changes should reconcile some objects of the plugin's kind. */
+export interface Watch<W extends KubeObject = KubeObject> {
+  resource: Resource<W>;
+  /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
+  map(object: W, context: MapContext): ObjectRef[];
+  /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
+  filter?(change: StoreChange<W>): boolean;
+  /**
+   * The plugin works without this kind (it reports less). A cluster-scoped optional kind is not
+   * watched when the operator is restricted to namespaces, where Roles cannot grant it; then
+   * `installed()` says false for it and its cache is empty.
+   */
+  optional?: boolean;
+}
+
+/** What `Watch.map` may use. */
+export interface MapContext {
+  /** Cached objects of a kind, typed by its `Resource`. */
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+}
+
+/**
+ * What a reconcile wants the world to look like. The runtime makes it so: it server-side applies
+ * `children` under the plugin's field manager with a controller owner reference (skipping the
+ * request when the cache already matches), deletes children it created earlier that are no
+ * longer listed, and writes `status` with `observedGeneration` (skipping it when unchanged).
+ */
+export interface Outcome<T extends KubeObject = KubeObject> {
+  /** Every child that should exist, of the kinds in `owns`. Omit to leave children alone. */
+  children?: (KubeObject | Unstructured)[];
+  /** The status to report (the fields this plugin owns), of `T`'s status type. Omit to leave it. */
+  status?: StatusOf<T>;
+  /** Visit again after this long even if nothing changes (a plain delay). */
+  requeueAfterMs?: number;
+}
+
+/** The type of `T`'s status: what its plugin may report. */
+export type StatusOf<T> = T extends { status?: infer S } ? NonNullable<S> : Record<string, unknown>;
+
+/** What a reconcile gets besides the object. */
+export interface ReconcileContext {
+  /** For the rare imperative step; prefer returning an Outcome. */
+  client: KubeClient;
+  /** Cached reads of any kind the plugin declared (for, owns, watches), or others on demand. */
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  /** True when the API server serves this kind (e.g. its CRD is installed). */
+  installed(resource: Resource): boolean;
+  /**
+   * The object's children that its plugins could not write at their last attempt (a name taken
+   * by someone else's object, a refusal by the API server, a write loop); a change to these
+   * reconciles the object again, so a status plugin can report them.
+   */
+  problems(): ChildProblem[];
+  log: Logger;
+  events: EventRecorder;
+  metrics: Registry;
+  /** Aborts when the reconcile must stop early (shutdown, lost leadership). */
+  signal: AbortSignal;
+}
+
+/** One admission request for the plugin's kind, as the API server sent it. */
+export interface AdmissionRequest<T extends KubeObject = KubeObject> {
+  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  namespace?: string;
+  name?: string;
+  /** The object as it would be stored (absent for DELETE). */
+  object?: T;
+  /** The object as stored (UPDATE, DELETE). */
+  oldObject?: T;
+  dryRun: boolean;
+  username?: string;
+  /**
+   * Who asks, as the review says. The API server does not authenticate itself to webhooks by
+   * default, so this is a claim: trust it no further than `requesterMay` does.
+   */
+  userInfo?: Requester;
+}
+
+/** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
+export interface AdmissionVerdict {
+  warnings?: string[];
+  /** Refuses the request with this message: name the field and the fix. */
+  denied?: string;
+}
+
+/**
+ * What admission may use. It runs on every replica, leader or not, so it reads and never writes;
+ * the cache may still be syncing right after a start. Whoever reaches the webhook port can post a
+ * review, so an answer must not tell them what they could not read themselves: look at another
+ * object only when `requesterMay` says the requester could, and prefer the cache.
+ */
+export interface AdmissionContext {
+  /**
+   * For reads the cache does not hold. Admission's own client, with its own rate limit (10 a
+   * second, 20 at once), apart from the reconcilers': a flood of reviews slows admission alone.
+   */
+  client: KubeClient;
+  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  installed(resource: Resource): boolean;
+  /**
+   * Whether the review's requester may `verb` objects of `resource` (the one named, in the
+   * namespace given), by a SubjectAccessReview (cached; false without a requester, or when the
+   * API server cannot be asked now).
+   */
+  requesterMay(
+    verb: Verb,
+    resource: Resource,
+    object?: { namespace?: string; name?: string },
+  ): Promise<boolean>;
+  log: Logger;
+}
+
+/** Filters changes of the plugin's own kind before they reach the queue. */
+export type ChangeFilter<T extends KubeObject> = (change: StoreChange<T>) => boolean;
+
+export interface PluginSpec<T extends KubeObject = KubeObject> {
+  /** Unique; the controller name in metrics and logs, and the field manager of its writes. */
+  name: string;
+  /** The kind it reconciles; its objects' type is `T`. */
+  for: Resource<T>;
+  /**
+   * Kinds it creates; their changes reconcile the controlling owner. A kind alone, or with
+   * options (`{ resource, adopt, recreateOnImmutableChange }`).
+   */
+  owns?: (Resource | OwnedKind)[];
+  /** Other kinds whose changes reconcile objects through a mapping function. */
+  watches?: Watch[];
+  /**
+   * Whether `reconcile` returns a status; default true. With false the plugin is granted no
+   * `patch` of its kind's status (`ptemplate-operator rbac`), and returning one is an error.
+   */
+  writesStatus?: boolean;
+  /**
+   * Access for the requests the plugin makes itself through `context.client`, beyond what `for`,
+   * `owns`, `watches` and `finalize` imply; `ptemplate-operator rbac` grants exactly these.
+   */
+  permissions?: Permission[];
+  /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
+  filter?(change: StoreChange<T>): boolean;
+  /** Workers for this plugin; default 1. A key is never reconciled by two at once. */
+  concurrency?: number;
+  /**
+   * Wait this long after a change before reconciling the object it concerns; changes meanwhile
+   * join the same reconcile. A burst (children appearing, a rollout) then makes one reconcile and
+   * one write instead of one per intermediate state; every reaction is that much later. Default
+   * 0. Resyncs and the start of leadership are not delayed.
+   */
+  debounceMs?: number;
+  /**
+   * Level-based: told only *which* object, never why. Return the desired world (or nothing),
+   * or throw: a `PermanentError` is reported and not retried until the object changes; anything
+   * else is retried with per-key exponential backoff.
+   */
+  // Methods rather than function-typed fields: a Plugin<Ptemplate> is then also a Plugin, which
+  // is what the manager takes (parameters of methods are compared both ways).
+  reconcile(object: T, context: ReconcileContext): Outcome<T> | void | Promise<Outcome<T> | void>;
+  /**
+   * Cleans up what the plugin made outside Kubernetes before its object goes. With it, the
+   * runtime puts a finalizer (`finalizer`) on each object before its first reconcile; once the
+   * object's deletion starts it calls `finalize` instead of `reconcile` until it returns without
+   * throwing (retried with backoff, each failure a `FinalizeFailed` Warning Event), then removes
+   * the finalizer and the API server deletes the object. Must be idempotent: it may run again
+   * after a crash. Children need nothing: owner references remove them.
+   */
+  finalize?(object: T, context: ReconcileContext): void | Promise<void>;
+  /** The finalizer's name; default `operator.pt.example.com/<plugin name>`. */
+  finalizer?: string;
+  /**
+   * Defaulting admission (a mutating webhook, `/mutate/<name>`): return the object as it should
+   * be stored. Prefer schema defaults; this is for defaults that depend on other objects.
+   */
+  default?(object: T, context: AdmissionContext): T | void | Promise<T | void>;
+  /**
+   * What `default` and `validate` read through `context.client`; granted with the webhooks
+   * (`ptemplate-operator rbac --webhooks`), as admission runs only when they are served.
+   */
+  admissionReads?: Permission[];
+  /**
+   * Validating admission (`/validate/<name>`): warnings for what will go wrong, a refusal only
+   * for what could never work (the schema and CEL refuse the rest, without a webhook).
+   */
+  validate?(
+    request: AdmissionRequest<T>,
+    context: AdmissionContext,
+  ): AdmissionVerdict | void | Promise<AdmissionVerdict | void>;
+  /**
+   * Called when an object's key comes up and the object is gone, to drop what the plugin keeps
+   * per object (metrics series, say). Children need nothing: owner references remove them.
+   */
+  onDeleted?: (ref: ObjectRef, context: { log: Logger; metrics: Registry }) => void;
+}
+
+/** A plugin, as registered with the manager. */
+export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
+
+/**
+ * The most workers one plugin may have. Reconciles mostly wait on the API server, so more than a
+ * few dozen only adds pressure on it (and the client's rate limit caps the requests anyway).
+ */
+export const MAX_CONCURRENCY = 100;
+
+/**
+ * Declares a plugin; checks the declaration so mistakes surface at start-up, not at 3 am.
+ *
+ * @example A ConfigMap per Greeting: the children and status it wants, nothing else.
+ * ```ts
+ * import { CONFIG_MAP, definePlugin, type KubeObject, type Resource } from "ptemplate-operator/mod.ts";
+ *
+ * interface Greeting extends KubeObject {
+ *   spec: { message: string };
+ *   status?: { configMap?: string };
+ * }
+ * const GREETING: Resource<Greeting> = {
+ *   group: "example.ptemplate.dev",
+ *   version: "v1",
+ *   kind: "Greeting",
+ *   plural: "greetings",
+ *   namespaced: true,
+ * };
+ * export const greetingPlugin = definePlugin({
+ *   name: "greeting",
+ *   for: GREETING,
+ *   owns: [CONFIG_MAP],
+ *   reconcile: (greeting) => ({
+ *     children: [{
+ *       apiVersion: "v1",
+ *       kind: "ConfigMap",
+ *       metadata: { name: `${greeting.metadata!.name}-greeting` },
+ *       data: { message: greeting.spec.message },
+ *     }],
+ *     status: { configMap: `${greeting.metadata!.name}-greeting` },
+ *   }),
+ * });
+ * ```
+ */
+export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {
+    throw new TypeError(
+      `plugin name "${spec.name}" must be lower-case letters, digits and dashes (it is a field manager)`,
+    );
+  }
+  if (
+    spec.finalizer !== undefined &&
+    !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[-A-Za-z0-9_.]+$/.test(spec.finalizer)
+  ) {
+    throw new TypeError(
+      `plugin ${spec.name}: finalizer "${spec.finalizer}" must be a qualified name, e.g. example.com/cleanup`,
+    );
+  }
+  if (spec.finalizer !== undefined && !spec.finalize) {
+    throw new TypeError(`plugin ${spec.name}: a finalizer name without a finalize function`);
+  }
+  for (const owned of ownedKinds(spec)) {
+    try {
+      owned.tolerate?.forEach(parseFieldPath);
+    } catch (error) {
+      throw new TypeError(
+        `plugin ${spec.name}: ${owned.resource.kind} tolerate: ${(error as Error).message}`,
+      );
+    }
+  }
+  const concurrency = spec.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw new RangeError(
+      `plugin ${spec.name}: concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}, ` +
+        `not ${concurrency}`,
+    );
+  }
+  return Object.freeze({ ...spec });
+}
+
+/**
+ * A failure that retrying will not fix (e.g. an invalid spec); reported, not retried.
+ *
+ * @example
+ * ```ts
+ * import { PermanentError } from "ptemplate-operator/mod.ts";
+ *
+ * const error = new PermanentError("spec.size must be positive", { reason: "InvalidSpec" });
+ * if (error.reason !== "InvalidSpec") throw new Error("the Event's reason");
+ * ```
+ */
+export class PermanentError extends Error {
+  override readonly name = "PermanentError";
+  /** A short CamelCase reason for the Event. */
+  readonly reason: string;
+  constructor(message: string, options: { reason?: string; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.reason = options.reason ?? "ReconcileFailed";
+  }
+}
+
+/** A failure worth retrying; the same as throwing any other error, with an optional delay. */
+export class TemporaryError extends Error {
+  override readonly name = "TemporaryError";
+  readonly retryAfterMs?: number;
+  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** The plugin's owned kinds, each with its options. */
+export function ownedKinds(plugin: Pick<PluginSpec, "owns">): OwnedKind[] {
+  return (plugin.owns ?? []).map((owned) => "resource" in owned ? owned : { resource: owned });
+}
+
+/**
+ * A filter that passes creations, deletions and spec changes, not status-only updates.
+ *
+ * @example
+ * ```ts
+ * import { generationChanged } from "ptemplate-operator/mod.ts";
+ *
+ * const old = { metadata: { name: "a", generation: 1 } };
+ * const statusOnly = { metadata: { name: "a", generation: 1 }, status: { ready: true } };
+ * if (generationChanged({ type: "updated", object: statusOnly, old })) throw new Error("filtered");
+ * ```
+ */
+export function generationChanged<T extends KubeObject>(change: StoreChange<T>): boolean {
+  if (change.type !== "updated") return true;
+  return change.object.metadata?.generation !== change.old.metadata?.generation;
+}

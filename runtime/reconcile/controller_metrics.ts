@@ -1,0 +1,171 @@
+/** The controller-runtime metric names people already graph (reconciles, workers, work queues). */
+import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from "../observe/mod.ts";
+import type { QueueObserver, WorkQueue } from "./work_queue.ts";
+
+const RECONCILE_BUCKETS = [
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.15,
+  0.2,
+  0.25,
+  0.3,
+  0.35,
+  0.4,
+  0.45,
+  0.5,
+  0.6,
+  0.7,
+  0.8,
+  0.9,
+  1,
+  1.25,
+  1.5,
+  1.75,
+  2,
+  2.5,
+  3,
+  3.5,
+  4,
+  4.5,
+  5,
+  6,
+  7,
+  8,
+  9,
+  10,
+  15,
+  20,
+  25,
+  30,
+  40,
+  50,
+  60,
+];
+const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 10);
+
+export class ControllerMetrics {
+  readonly reconcileTotal: Counter;
+  readonly reconcileErrors: Counter;
+  readonly reconcileTime: Histogram;
+  readonly activeWorkers: Gauge;
+  readonly maxConcurrent: Gauge;
+  readonly queueDepth: Gauge;
+  readonly queueAdds: Counter;
+  readonly queueRetries: Counter;
+  readonly queueDuration: Histogram;
+  readonly workDuration: Histogram;
+  readonly writeLoops: Counter;
+  readonly reconcilePanics: Counter;
+  readonly terminalErrors: Counter;
+  readonly #queues = new Map<string, WorkQueue>();
+
+  constructor(readonly registry: Registry) {
+    this.reconcileTotal = registry.counter(
+      "controller_runtime_reconcile_total",
+      "Total number of reconciliations per controller",
+      ["controller", "result"],
+    );
+    this.reconcileErrors = registry.counter(
+      "controller_runtime_reconcile_errors_total",
+      "Total number of reconciliation errors per controller",
+      ["controller"],
+    );
+    this.reconcileTime = registry.histogram(
+      "controller_runtime_reconcile_time_seconds",
+      "Length of time per reconciliation per controller",
+      ["controller"],
+      RECONCILE_BUCKETS,
+    );
+    this.activeWorkers = registry.gauge(
+      "controller_runtime_active_workers",
+      "Number of currently used workers per controller",
+      ["controller"],
+    );
+    this.maxConcurrent = registry.gauge(
+      "controller_runtime_max_concurrent_reconciles",
+      "Maximum number of concurrent reconciles per controller",
+      ["controller"],
+    );
+    this.queueDepth = registry.gauge("workqueue_depth", "Current depth of workqueue", ["name"]);
+    this.queueAdds = registry.counter(
+      "workqueue_adds_total",
+      "Total number of adds handled by workqueue",
+      ["name"],
+    );
+    this.queueRetries = registry.counter(
+      "workqueue_retries_total",
+      "Total number of retries handled by workqueue",
+      ["name"],
+    );
+    this.queueDuration = registry.histogram(
+      "workqueue_queue_duration_seconds",
+      "How long in seconds an item stays in workqueue before being requested",
+      ["name"],
+      QUEUE_BUCKETS,
+    );
+    this.workDuration = registry.histogram(
+      "workqueue_work_duration_seconds",
+      "How long in seconds processing an item from workqueue takes",
+      ["name"],
+      QUEUE_BUCKETS,
+    );
+    this.reconcilePanics = registry.counter(
+      "controller_runtime_reconcile_panics_total",
+      "Total number of reconciliation panics per controller (a plugin's own bug: a TypeError, " +
+        "ReferenceError, RangeError or SyntaxError out of reconcile)",
+      ["controller"],
+    );
+    this.terminalErrors = registry.counter(
+      "controller_runtime_terminal_reconcile_errors_total",
+      "Total number of terminal reconciliation errors per controller (PermanentError: not retried)",
+      ["controller"],
+    );
+    const unfinished = registry.gauge(
+      "workqueue_unfinished_work_seconds",
+      "How many seconds of work has been done that is in progress and hasn't been observed by " +
+        "work_duration. Large values indicate stuck threads.",
+      ["name"],
+    );
+    const longest = registry.gauge(
+      "workqueue_longest_running_processor_seconds",
+      "How many seconds has the longest running processor for workqueue been running.",
+      ["name"],
+    );
+    registry.onCollect(() => {
+      const now = Date.now();
+      for (const [name, queue] of this.#queues) {
+        const running = queue.inFlightSince().map((since) => (now - since) / 1000);
+        unfinished.set({ name }, running.reduce((sum, s) => sum + s, 0));
+        longest.set({ name }, running.length ? Math.max(...running) : 0);
+      }
+    });
+    this.writeLoops = registry.counter(
+      "controller_write_loops_detected_total",
+      "Write loops stopped by the runtime: a child or status rewritten again and again without a spec change",
+      ["controller", "kind"],
+    );
+  }
+
+  /** The queue named `name` now (a controller makes a new one each time it starts leading). */
+  trackQueue(name: string, queue: WorkQueue): void {
+    this.#queues.set(name, queue);
+  }
+
+  /** Hooks a work queue named `name` to the workqueue_* metrics. */
+  queueObserver(name: string): QueueObserver {
+    const labels = { name };
+    this.queueDepth.set(labels, 0);
+    this.queueAdds.inc(labels, 0);
+    this.queueRetries.inc(labels, 0);
+    return {
+      depth: (depth) => this.queueDepth.set(labels, depth),
+      added: () => this.queueAdds.inc(labels),
+      retried: () => this.queueRetries.inc(labels),
+      waited: (seconds) => this.queueDuration.observe(labels, seconds),
+      worked: (seconds) => this.workDuration.observe(labels, seconds),
+    };
+  }
+}

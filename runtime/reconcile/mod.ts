@@ -1,0 +1,15 @@
+/**
+ * Running plugins: controllers, work queues, and the applier that makes an Outcome true while
+ * writing only what a parent controls (desired state, ownership, foreign fields, finalizers, the
+ * write-loop guard).
+ */
+export * from "./applier.ts";
+export * from "./child_problems.ts";
+export * from "./controller.ts";
+export * from "./controller_metrics.ts";
+export * from "./desired_state.ts";
+export * from "./finalizer.ts";
+export * from "./foreign_fields.ts";
+export * from "./ownership.ts";
+export * from "./work_queue.ts";
+export * from "./write_loop_guard.ts";

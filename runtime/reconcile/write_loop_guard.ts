@@ -1,0 +1,102 @@
+/**
+ * Catches write loops: when one child (or the status) of one parent is written again and again
+ * while the parent's generation stays the same, the writes stop for a while, for longer each time
+ * it recurs, instead of hammering the API server. A non-idempotent plugin (a timestamp in a
+ * child) or two writers fighting over a field are caught within a second or so.
+ */
+import { monotonicMs } from "../../util/clock.ts";
+
+export interface WriteLoopGuardOptions {
+  /**
+   * Writes of one key allowed within `windowMs` while its parent's generation does not change;
+   * default 10. A legitimate burst (a status following a rollout) stays below it when status
+   * changes are coalesced; a loop passes it within a second.
+   */
+  maxWrites?: number;
+  /** Default 10 s. */
+  windowMs?: number;
+  /** The first pause once a loop is seen; it doubles each time the loop comes back. Default 30 s. */
+  backoffMs?: number;
+  /** The longest pause; default 10 minutes. */
+  maxBackoffMs?: number;
+}
+
+/** Whether a write may go out now. */
+export type WriteVerdict =
+  | { allowed: true }
+  | {
+    allowed: false;
+    /** When to try again. */
+    retryInMs: number;
+    /** True for the write that revealed the loop (report it once, not on every refusal). */
+    detected: boolean;
+    /** How many writes the window held. */
+    writes: number;
+  };
+
+interface Entry {
+  generation?: number;
+  writes: number[];
+  blockedUntil?: number;
+  loops: number;
+  lastWriteAt: number;
+}
+
+export class WriteLoopGuard {
+  readonly #maxWrites: number;
+  readonly #windowMs: number;
+  readonly #backoffMs: number;
+  readonly #maxBackoffMs: number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(options: WriteLoopGuardOptions = {}) {
+    this.#maxWrites = options.maxWrites ?? 10;
+    this.#windowMs = options.windowMs ?? 10_000;
+    this.#backoffMs = options.backoffMs ?? 30_000;
+    this.#maxBackoffMs = options.maxBackoffMs ?? 600_000;
+  }
+
+  /** Asks before writing `key` (parent and child) for a parent at `generation`. */
+  check(key: string, generation: number | undefined): WriteVerdict {
+    const entry = this.#entries.get(key);
+    if (!entry || entry.generation !== generation) return { allowed: true };
+    const now = monotonicMs();
+    if (entry.blockedUntil !== undefined && now < entry.blockedUntil) {
+      return {
+        allowed: false,
+        retryInMs: entry.blockedUntil - now,
+        detected: false,
+        writes: entry.writes.length,
+      };
+    }
+    entry.writes = entry.writes.filter((t) => now - t < this.#windowMs);
+    if (entry.writes.length < this.#maxWrites) return { allowed: true };
+    const writes = entry.writes.length;
+    const backoff = Math.min(this.#backoffMs * 2 ** entry.loops, this.#maxBackoffMs);
+    entry.loops++;
+    entry.blockedUntil = now + backoff;
+    entry.writes = [];
+    return { allowed: false, retryInMs: backoff, detected: true, writes };
+  }
+
+  /** Records a write of `key` that went out. */
+  record(key: string, generation: number | undefined): void {
+    const now = monotonicMs();
+    let entry = this.#entries.get(key);
+    // A new generation is a new request from the user: earlier writes say nothing about it. A
+    // key quiet for longer than the longest pause starts over as well.
+    if (
+      !entry || entry.generation !== generation || now - entry.lastWriteAt > this.#maxBackoffMs
+    ) {
+      entry = { generation, writes: [], loops: 0, lastWriteAt: now };
+      this.#entries.set(key, entry);
+    }
+    entry.writes.push(now);
+    entry.lastWriteAt = now;
+  }
+
+  /** Forgets every key that starts with `prefix` (a parent that is gone). */
+  forget(prefix: string): void {
+    for (const key of this.#entries.keys()) if (key.startsWith(prefix)) this.#entries.delete(key);
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * Checks a value against a CRD's structural schema, the parts that say what shape it has: types,
+ * the fields an object may have (anything else is an unknown field, never passed on), required
+ * fields, enums, lengths, counts and bounds. Patterns and CEL rules are the API server's to
+ * enforce; this is for what reaches us from outside it (webhook reviews), where a shape we do not
+ * know must be refused rather than guessed at. Field names are looked up as own properties only,
+ * so `constructor` or `__proto__` is an unknown field like any other.
+ */
+import type { Unstructured } from "../../kube/client.ts";
+import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
+
+/** What the checker reads of a schema, beyond `OpenApiSchema`. */
+type Schema = OpenApiSchema & {
+  maxItems?: number;
+  minItems?: number;
+  minProperties?: number;
+  "x-kubernetes-preserve-unknown-fields"?: boolean;
+  "x-kubernetes-int-or-string"?: boolean;
+};
+
+/** Problems after which checking stops: enough to act on, bounded whatever the input. */
+const MAX_PROBLEMS = 8;
+
+/**
+ * Where `value` does not fit `schema`, each as `field: problem`; empty when it fits. `path` is
+ * the field `value` is (`spec`, or `` for the root).
+ */
+export function schemaProblems(value: unknown, schema: OpenApiSchema, path = ""): string[] {
+  const problems: string[] = [];
+  check(value, schema as Schema, path, problems);
+  return problems;
+}
+
+/**
+ * A Kubernetes object against its version's schema: `metadata` as every object has it (name,
+ * namespace, labels and annotations as strings), the rest as the schema says.
+ */
+export function objectProblems(object: unknown, schema: OpenApiSchema): string[] {
+  if (!isObject(object)) return [`the object is ${describe(object)}, not an object`];
+  const problems: string[] = [];
+  const metadata = object.metadata;
+  if (metadata !== undefined) {
+    check(metadata, METADATA, "metadata", problems);
+  }
+  const { metadata: _, ...rest } = object;
+  const { metadata: __, ...properties } = (schema as Schema).properties ?? {};
+  check(rest, { ...schema, properties } as Schema, "", problems);
+  return problems;
+}
+
+/** The metadata fields webhooks read or pass on; the API server fills in and checks the rest. */
+const STRING_MAP: Schema = { type: "object", additionalProperties: { type: "string" } };
+const METADATA: Schema = {
+  type: "object",
+  properties: {
+    name: { type: "string", maxLength: 253 },
+    generateName: { type: "string" },
+    namespace: { type: "string", maxLength: 63 },
+    uid: { type: "string" },
+    resourceVersion: { type: "string" },
+    generation: { type: "integer" },
+    creationTimestamp: { type: "string", nullable: true },
+    deletionTimestamp: { type: "string", nullable: true },
+    deletionGracePeriodSeconds: { type: "integer", nullable: true },
+    labels: STRING_MAP,
+    annotations: STRING_MAP,
+    finalizers: { type: "array", items: { type: "string" } },
+    ownerReferences: { type: "array", items: { type: "object" } },
+    managedFields: { type: "array", items: { type: "object" } },
+  } as Record<string, OpenApiSchema>,
+};
+
+function check(value: unknown, schema: Schema, path: string, problems: string[]): void {
+  if (problems.length >= MAX_PROBLEMS) return;
+  const at = path || "the object";
+  const fail = (problem: string) => problems.push(`${at}: ${problem}`);
+  if (value === null) {
+    if (!schema.nullable) fail("must not be null");
+    return;
+  }
+  if (schema["x-kubernetes-int-or-string"]) {
+    if (!(typeof value === "string" || Number.isInteger(value))) {
+      fail(`must be an integer or a string, not ${describe(value)}`);
+    }
+    return;
+  }
+  if (schema.enum && !schema.enum.some((allowed) => allowed === value)) {
+    fail(`must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(", ")}`);
+    return;
+  }
+  switch (schema.type) {
+    case "string":
+      if (typeof value !== "string") return void fail(`must be a string, not ${describe(value)}`);
+      if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+        fail(`must be at most ${schema.maxLength} characters`);
+      }
+      if (schema.minLength !== undefined && value.length < schema.minLength) {
+        fail(`must be at least ${schema.minLength} characters`);
+      }
+      return;
+    case "integer":
+    case "number":
+      if (typeof value !== "number" || (schema.type === "integer" && !Number.isInteger(value))) {
+        return void fail(
+          `must be ${schema.type === "integer" ? "an integer" : "a number"}, ` +
+            `not ${describe(value)}`,
+        );
+      }
+      if (schema.minimum !== undefined && value < schema.minimum) {
+        fail(`must be at least ${schema.minimum}`);
+      }
+      if (schema.maximum !== undefined && value > schema.maximum) {
+        fail(`must be at most ${schema.maximum}`);
+      }
+      return;
+    case "boolean":
+      if (typeof value !== "boolean") fail(`must be true or false, not ${describe(value)}`);
+      return;
+    case "array":
+      if (!Array.isArray(value)) return void fail(`must be a list, not ${describe(value)}`);
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+        return void fail(`must have at most ${schema.maxItems} items`);
+      }
+      if (schema.minItems !== undefined && value.length < schema.minItems) {
+        fail(`must have at least ${schema.minItems} items`);
+      }
+      if (schema.items) {
+        for (let i = 0; i < value.length && problems.length < MAX_PROBLEMS; i++) {
+          check(value[i], schema.items as Schema, `${path}[${i}]`, problems);
+        }
+      }
+      return;
+    case "object":
+      return checkObject(value, schema, path, problems, fail);
+    default:
+      // No type: anything (the schema leaves it open).
+      return;
+  }
+}
+
+function checkObject(
+  value: unknown,
+  schema: Schema,
+  path: string,
+  problems: string[],
+  fail: (problem: string) => void,
+): void {
+  if (!isObject(value)) return void fail(`must be an object, not ${describe(value)}`);
+  const keys = Object.keys(value);
+  if (schema.maxProperties !== undefined && keys.length > schema.maxProperties) {
+    return void fail(`must have at most ${schema.maxProperties} fields`);
+  }
+  if (schema.minProperties !== undefined && keys.length < schema.minProperties) {
+    fail(`must have at least ${schema.minProperties} fields`);
+  }
+  for (const name of schema.required ?? []) {
+    if (!Object.hasOwn(value, name)) problems.push(`${join(path, name)}: required`);
+  }
+  const properties = schema.properties;
+  const additional = schema.additionalProperties;
+  // An object schema that names no fields (`metadata`, say) leaves its fields open.
+  const open = schema["x-kubernetes-preserve-unknown-fields"] ||
+    (properties === undefined && additional === undefined) || additional === true;
+  for (const key of keys) {
+    if (problems.length >= MAX_PROBLEMS) return;
+    const field = join(path, key);
+    const known = properties && Object.hasOwn(properties, key) ? properties[key] : undefined;
+    if (known) check(value[key], known as Schema, field, problems);
+    else if (typeof additional === "object") {
+      check(value[key], additional as Schema, field, problems);
+    } else if (!open) problems.push(`${field}: unknown field`);
+  }
+}
+
+function join(path: string, key: string): string {
+  const safe = /^[A-Za-z_$][\w$.\/-]*$/.test(key) && key.length <= 100
+    ? key
+    : JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key);
+  return path ? `${path}.${safe}` : safe;
+}
+
+export function isObject(value: unknown): value is Unstructured & Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** What a value is, in a word or two, without repeating it. */
+export function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+      return Number.isInteger(value) ? "an integer" : "a number";
+    case "boolean":
+      return "a boolean";
+    case "object":
+      return "an object";
+    default:
+      return typeof value;
+  }
+}

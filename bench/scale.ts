@@ -13,7 +13,7 @@ import { PTEMPLATE } from "../crds/ptemplate.ts";
 import type { KubeClient, Unstructured } from "../kube/client.ts";
 import { DAEMON_SET, NAMESPACE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { daemonSetFor, moduleFor } from "../reconcilers/mod.ts";
+import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, ControlPlane, WRITE_VERBS } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
 import { OperatorRun } from "../tests/fixtures/operator_command.ts";

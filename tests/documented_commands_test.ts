@@ -86,7 +86,7 @@ Deno.test("a comment that names a guide's section names one that exists", async 
     headings.set(guide, new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].trim())));
   }
   const references: { file: string; guide: string; section: string }[] = [];
-  for (const folder of ["cli", "crds", "kube", "plugins", "reconcilers", "runtime", "testing"]) {
+  for (const folder of ["cli", "crds", "kube", "plugins", "runtime", "testing", "util"]) {
     for (const file of await filesUnder(folder, ".ts")) references.push(...refs(file));
   }
   for (const file of ["main.ts", "mod.ts", "dev.ts"]) references.push(...refs(file));

@@ -8,7 +8,7 @@ import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type Unstructured } from "../kube/client.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
-import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { findBinaries } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";

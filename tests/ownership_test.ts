@@ -12,7 +12,7 @@ import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
 import type { Resource } from "../kube/resource.ts";
 import { CONFIG_MAP, DAEMON_SET, EVENT, NAMESPACE, POD } from "../kube/kinds.ts";
-import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";

@@ -8,7 +8,7 @@ import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type Unstructured } from "../kube/client.ts";
 import { ApiError } from "../kube/errors.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -11,7 +11,7 @@ import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { KubeClient, type Unstructured } from "../kube/client.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

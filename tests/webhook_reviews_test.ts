@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { KubeClient, Unstructured } from "../kube/client.ts";
-import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { log } from "../runtime/observe/mod.ts";
 import { Store } from "../runtime/cache/mod.ts";
 import { WebhookServer } from "../runtime/webhooks/mod.ts";

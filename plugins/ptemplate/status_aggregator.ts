@@ -22,15 +22,15 @@ import {
   type Registry,
   scoped,
   type StoreChange,
-} from "../mod.ts";
-import { MODULE, type Module, type ModuleCounts } from "../crds/kmm_module.ts";
+} from "../../mod.ts";
+import { MODULE, type Module, type ModuleCounts } from "../../crds/kmm_module.ts";
 import {
   effectiveSpec,
   type NodeCounts,
   PTEMPLATE,
   type Ptemplate,
   type PtemplateStatus,
-} from "../crds/ptemplate.ts";
+} from "../../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import {
   devicesOf,

@@ -1,7 +1,7 @@
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { Module } from "../crds/kmm_module.ts";
-import type { Ptemplate } from "../crds/ptemplate.ts";
+import type { Module } from "../../crds/kmm_module.ts";
+import type { Ptemplate } from "../../crds/ptemplate.ts";
 import { type Observed, statusFor } from "./status_aggregator.ts";
 
 const pt: Ptemplate = {

@@ -1,12 +1,12 @@
 import { expect } from "expect";
 import { parse } from "yaml";
-import type { Ptemplate } from "../crds/ptemplate.ts";
+import type { Ptemplate } from "../../crds/ptemplate.ts";
 import { daemonSetFor } from "./consumer_daemonset.ts";
-import { moduleFor } from "./kmm_module.ts";
+import { moduleFor } from "./kmm_module_plugin.ts";
 
 function example(file: string): Ptemplate {
   const pt = parse(
-    Deno.readTextFileSync(new URL(`../examples/${file}`, import.meta.url)),
+    Deno.readTextFileSync(new URL(`../../examples/${file}`, import.meta.url)),
   ) as Ptemplate;
   return { ...pt, metadata: { ...pt.metadata, namespace: "demo", uid: "0b5e-uid" } };
 }

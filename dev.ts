@@ -46,7 +46,7 @@ await admin.create(PTEMPLATE, {
 
 const pt = await eventually(async () => {
   if (exited) return undefined;
-  const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+  const pt = await admin.get(PTEMPLATE, "consumer-pod", {
     namespace: "default",
   });
   if ((pt.status?.consumers?.length ?? 0) < 2) throw new Error("consumers not up yet");
@@ -57,8 +57,8 @@ if (!pt) {
   await plane.stop();
   Deno.exit(await operator);
 }
-const module = await admin.get<Unstructured>(MODULE, "consumer-pod", { namespace: "default" });
-const ds = await admin.get<Unstructured>(DAEMON_SET, "consumer-pod-consumer", {
+const module = await admin.get(MODULE, "consumer-pod", { namespace: "default" });
+const ds = await admin.get(DAEMON_SET, "consumer-pod-consumer", {
   namespace: "default",
 });
 const pods = await admin.list(POD, { namespace: "default", labelSelector: "app=consumer-pod" });

@@ -496,7 +496,7 @@ async function install(values: FlagValuesOf<typeof INSTALL>): Promise<void> {
         force: true,
       });
       for (let i = 0;; i++) {
-        const current = await client.get<Unstructured>(CUSTOM_RESOURCE_DEFINITION, name);
+        const current = await client.get(CUSTOM_RESOURCE_DEFINITION, name);
         const conditions = (current.status as { conditions?: { type: string; status: string }[] })
           ?.conditions;
         if (conditions?.some((c) => c.type === "Established" && c.status === "True")) break;

@@ -52,7 +52,7 @@ export {
 // Kinds: the built-ins, your own, and their CRDs.
 export * from "./kube/kinds.ts";
 export { apiVersionOf, type Resource, scoped } from "./kube/resource.ts";
-export type { KubeObject, Unstructured } from "./kube/client.ts";
+export type { KubeObject, ObjectOf, Unstructured } from "./kube/object.ts";
 export { customResourceDefinition, type OpenApiSchema } from "./kube/custom_resource_definition.ts";
 export { ApiError, isApiError } from "./kube/errors.ts";
 

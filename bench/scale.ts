@@ -10,7 +10,8 @@
 import { parseArgs } from "node:util";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
-import type { KubeClient, Unstructured } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";

@@ -8,7 +8,7 @@
  *   deno task bench:latency [--latency 3000,4500,5000] [--seconds 60] [--out file.json]
  */
 import { parseArgs } from "node:util";
-import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
@@ -67,9 +67,7 @@ async function measure(latencyMs: number): Promise<Result> {
       spec: { maxdev: 1, selector: { pool: "slow" } },
     });
     const shows = async (maxdev: number) => {
-      const module = await admin.get<Module>(MODULE, "pt", { namespace: NS }).catch(() =>
-        undefined
-      );
+      const module = await admin.get(MODULE, "pt", { namespace: NS }).catch(() => undefined);
       return module?.spec.moduleLoader.container.modprobe.parameters?.includes(`max_dev=${maxdev}`);
     };
     while (!(await shows(1))) await sleep(200);

@@ -4,7 +4,7 @@
  * `status.observedGeneration` (the runtime writes it, and server-side apply refuses undeclared fields),
  * and maps that refuse an entry without a value, naming its key.
  */
-import type { Unstructured } from "./client.ts";
+import type { Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 
 /** A column of `kubectl get`. */

@@ -14,7 +14,7 @@
  * and later); `ptemplate-operator install` applies it beside the CRD, and the CRD's YAML file
  * holds it too.
  */
-import type { KubeObject, Unstructured } from "./client.ts";
+import type { KubeObject, Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 import {
   NO_NULL_VALUES_RULE,

@@ -22,7 +22,7 @@ import type {
   Role,
   RoleBinding,
 } from "kubernetes-types/rbac/v1.d.ts";
-import type { KubeObject, Unstructured } from "./client.ts";
+import type { KubeObject, Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 
 function kind<T extends KubeObject>(

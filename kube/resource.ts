@@ -1,5 +1,5 @@
 /** Describes an API resource (group, version, kind, plural, scope) and the URL paths that reach it. */
-import type { KubeObject } from "./client.ts";
+import type { KubeObject } from "./object.ts";
 
 /**
  * Everything the client needs to address one kind; built-ins are in `kinds.ts`. `T` is the type

@@ -2,7 +2,8 @@
  * The shared event loop: starts the informers every plugin needs, waits for them to sync, runs the
  * controllers only while leader, serves metrics and probes, and shuts down gracefully.
  */
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { ConnectionCheckOptions } from "../kube/connection_health.ts";
 import { apiVersionOf } from "../kube/resource.ts";
 import {

@@ -3,7 +3,7 @@
  * ratio): the queue against a bare array, the cache against a bare Map, the "is this child up to
  * date" check against comparing JSON text.
  */
-import type { KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/object.ts";
 import { childUpToDate, foreignFields, stampChild, WorkQueue } from "./reconcile/mod.ts";
 import { Store } from "./cache/mod.ts";
 

@@ -4,7 +4,8 @@
  */
 import { parseAllDocuments } from "yaml";
 import type { ClusterConfig } from "../kube/cluster_config.ts";
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { isApiError } from "../kube/errors.ts";
 import {
@@ -428,12 +429,11 @@ export class ControlPlane {
     }
     for (const name of names) {
       await this.#waitFor(`CRD ${name} Established`, async () => {
-        const crd = await client.get<
-          KubeObject & { status?: { conditions?: { type: string; status: string }[] } }
-        >(CUSTOM_RESOURCE_DEFINITION, name);
-        return crd.status?.conditions?.some((c) =>
-          c.type === "Established" && c.status === "True"
-        ) ??
+        const crd = await client.get(CUSTOM_RESOURCE_DEFINITION, name);
+        const status = crd.status as
+          | { conditions?: { type: string; status: string }[] }
+          | undefined;
+        return status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ??
           false;
       });
     }

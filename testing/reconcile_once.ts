@@ -3,7 +3,8 @@
  * test a plugin's logic without a cluster. What the runtime does with the Outcome (apply, prune,
  * ownership, status) is tested against a real API server; this is only the plugin's part.
  */
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { KubeObject } from "../kube/object.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { type EventInput, log, Registry } from "../runtime/observe/mod.ts";
 import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin/mod.ts";

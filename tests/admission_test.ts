@@ -11,8 +11,8 @@
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE, NODE, SECRET } from "../kube/kinds.ts";
 import { ADMISSION_RATE_LIMIT } from "../runtime/manager.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
@@ -230,7 +230,7 @@ await integrationTest("admission: no oracle, and a bounded cost", {
       // Every Ptemplate made converges (its status written), load or not.
       for (const name of ["base-1", "during-1", "during-3"]) {
         await eventually(async () => {
-          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, name, {
+          const pt = await admin.get(PTEMPLATE, name, {
             namespace: "load",
           });
           expect(pt.status?.observedGeneration).toBe(1);

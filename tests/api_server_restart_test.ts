@@ -1,6 +1,5 @@
 /** The operator process rides out a kube-apiserver restart: watches resume, work done meanwhile is caught up. */
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -28,7 +27,7 @@ await integrationTest("runtime survives an API server restart", {
   );
   const exited = { yet: false };
   operator.status.then(() => (exited.yet = true));
-  const child = (name: string) => admin.get<ConfigMap>(CONFIG_MAP, name, { namespace: "restart" });
+  const child = (name: string) => admin.get(CONFIG_MAP, name, { namespace: "restart" });
 
   try {
     await step("converges before the restart", async () => {

@@ -1,7 +1,6 @@
 /** The Kubernetes client against a real API server: identities, verbs, errors, paging, watch. */
 import { expect } from "expect";
 import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
-import type { Unstructured } from "../kube/client.ts";
 import { ApiError } from "../kube/errors.ts";
 import { CONFIG_MAP, NAMESPACE, SECRET, SERVICE_ACCOUNT } from "../kube/kinds.ts";
 import * as kinds from "../kube/kinds.ts";
@@ -135,13 +134,13 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
   await step("404 NotFound; 409 for a stale resourceVersion; 409 AlreadyExists", async () => {
     const missing = await rejection(admin.get(CONFIG_MAP, "absent", { namespace: NS }));
     expect([missing.code, missing.reason]).toEqual([404, "NotFound"]);
-    const created = await admin.create<ConfigMap>(CONFIG_MAP, {
+    const created = await admin.create(CONFIG_MAP, {
       metadata: { name: "cas", namespace: NS },
       data: { v: "1" },
     });
-    await admin.update<ConfigMap>(CONFIG_MAP, { ...created, data: { v: "2" } });
+    await admin.update(CONFIG_MAP, { ...created, data: { v: "2" } });
     const stale = await rejection(
-      admin.update<ConfigMap>(CONFIG_MAP, { ...created, data: { v: "3" } }),
+      admin.update(CONFIG_MAP, { ...created, data: { v: "3" } }),
     );
     expect([stale.code, stale.reason]).toEqual([409, "Conflict"]);
     const again = await rejection(
@@ -164,7 +163,7 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
       expect(conflict.reason).toBe("Conflict");
       expect(conflict.causes[0]?.reason).toBe("FieldManagerConflict");
       expect(conflict.causes[0]?.field).toBe(".data.owner");
-      const forced = await admin.apply<ConfigMap>(
+      const forced = await admin.apply(
         CONFIG_MAP,
         { ...desired, data: { owner: "two" } },
         { fieldManager: "manager-two", force: true },
@@ -186,7 +185,7 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
       metadata: { name: "patched", namespace: NS },
       data: { a: "1", b: "2" },
     });
-    const patched = await admin.patch<ConfigMap>(CONFIG_MAP, "patched", {
+    const patched = await admin.patch(CONFIG_MAP, "patched", {
       data: { a: null, c: "3" },
     }, {
       namespace: NS,
@@ -238,7 +237,7 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
     await admin.create(gadgets, { metadata: { name: "g", namespace: NS }, spec });
     const read = await admin.get(gadgets, "g", { namespace: NS });
     expect(read.spec).toEqual(spec);
-    const updated = await admin.update<Unstructured>(gadgets, { ...read, extra: "kept" });
+    const updated = await admin.update(gadgets, { ...read, extra: "kept" });
     expect(updated.extra).toBe("kept");
     expect(updated.spec).toEqual(spec);
   });
@@ -279,7 +278,7 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
       const seen: WatchEvent<ConfigMap>[] = [];
       const done = (async () => {
         for await (
-          const event of admin.watch<ConfigMap>(CONFIG_MAP, {
+          const event of admin.watch(CONFIG_MAP, {
             namespace: NS,
             labelSelector: "watched=yes",
             sendInitialEvents: true,

@@ -6,7 +6,6 @@
  * healthy leader keeps its lease through all of it.
  */
 import { expect } from "expect";
-import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
 import { LEASE } from "../kube/kinds.ts";
 import { inCi } from "../testing/ci.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
@@ -73,7 +72,7 @@ if (library) {
         return leaders[0];
       }, { timeoutMs: 60_000 });
     const holder = async () =>
-      (await admin.get<Lease>(LEASE, "sample-operator", { namespace: "default" })).spec
+      (await admin.get(LEASE, "sample-operator", { namespace: "default" })).spec
         ?.holderIdentity;
 
     /** Jumps one clock, watches for longer than a lease, and checks the leader kept its lease. */

@@ -1,8 +1,6 @@
 /** Shows the test control plane is a real Kubernetes: versions, validation, RBAC, scheduling, GC, cleanup. */
 import { expect } from "expect";
-import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { ConfigMap, Pod } from "kubernetes-types/core/v1.d.ts";
-import type { Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { ApiError } from "../kube/errors.ts";
 import { CONFIG_MAP, DAEMON_SET, NAMESPACE, POD, ROLE, ROLE_BINDING } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
@@ -110,7 +108,7 @@ await integrationTest("control plane: a real Kubernetes", {
       labels: { "node-role.kubernetes.io/worker": "worker" },
     });
     await plane.createNodes({ name: "other-1" });
-    await admin.create<DaemonSet>(DAEMON_SET, {
+    await admin.create(DAEMON_SET, {
       metadata: { name: "probe", namespace: "foundation" },
       spec: {
         selector: { matchLabels: { app: "probe" } },
@@ -124,7 +122,7 @@ await integrationTest("control plane: a real Kubernetes", {
       },
     });
     const pod = await eventually(async () => {
-      const pods = await admin.list<Pod>(POD, {
+      const pods = await admin.list(POD, {
         namespace: "foundation",
         labelSelector: "app=probe",
       });
@@ -136,7 +134,7 @@ await integrationTest("control plane: a real Kubernetes", {
   });
 
   await step("deleting an owner garbage-collects its dependent", async () => {
-    const owner = await admin.create<ConfigMap>(CONFIG_MAP, {
+    const owner = await admin.create(CONFIG_MAP, {
       metadata: { name: "owner", namespace: "foundation" },
     });
     await admin.create(CONFIG_MAP, {

@@ -7,8 +7,8 @@ import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
@@ -119,7 +119,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         metadata: { name: "consumer-pod", namespace: "demo" },
       });
       await eventually(async () => {
-        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+        const pt = await admin.get(PTEMPLATE, "consumer-pod", {
           namespace: "demo",
         });
         expect(pt.status?.consumers).toHaveLength(1);
@@ -137,7 +137,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         { resource: MODULE, plugin: "kmm-module", current: "consumer-pod" },
       ];
       for (const { resource, plugin, current } of strays) {
-        const live = await admin.get<Unstructured>(resource, current, { namespace: "demo" });
+        const live = await admin.get(resource, current, { namespace: "demo" });
         await admin.create(resource, {
           metadata: {
             name: "consumer-pod-old",
@@ -167,7 +167,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         spec: { template: { spec: { containers: [{ name: "consumer", image: "hand/edit:0" }] } } },
       }, { namespace: "demo" });
       await eventually(async () => {
-        const ds = await admin.get<Unstructured>(kinds.DAEMON_SET, "consumer-pod-consumer", {
+        const ds = await admin.get(kinds.DAEMON_SET, "consumer-pod-consumer", {
           namespace: "demo",
         });
         expect(JSON.stringify(ds.spec)).not.toContain("hand/edit");
@@ -186,7 +186,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
           spec: { devicePlugin: { container: { image } } },
         }, { namespace: "demo" });
         await eventually(async () => {
-          const module = await admin.get<Unstructured>(MODULE, "consumer-pod", {
+          const module = await admin.get(MODULE, "consumer-pod", {
             namespace: "demo",
           });
           expect(JSON.stringify(module.spec)).not.toContain("hand/edit");

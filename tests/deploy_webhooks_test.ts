@@ -11,8 +11,8 @@ import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
 import { INJECT_CA_FROM, WEBHOOK_SERVICE } from "../cli/webhook_files.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { KubeObject, Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/object.ts";
 import {
   CUSTOM_RESOURCE_DEFINITION,
   DEPLOYMENT,
@@ -143,24 +143,24 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         await issueAsCertManager(admin, SYSTEM, certificate[1]);
         // As the kubelet mounts the Secret at the Deployment's mountPath (DEFAULT_CERT_DIR,
         // where the operator looks by default: the step above).
-        const secret = await admin.get<KubeObject & { data: Record<string, string> }>(
+        const secret = await admin.get(
           SECRET,
           "ptemplate-operator-webhook-cert",
           { namespace: SYSTEM },
         );
         for (const file of ["tls.crt", "tls.key"]) {
-          await Deno.writeTextFile(`${certDir}/${file}`, atob(secret.data[file]));
+          await Deno.writeTextFile(`${certDir}/${file}`, atob(secret.data![file]));
         }
         extra.push(`--webhook-cert-dir=${certDir}`);
       }
       const identity = await plane.serviceAccountIdentity(SYSTEM, "ptemplate-operator");
-      const deployment = await admin.get<Unstructured & { spec: { template: { spec: PodSpec } } }>(
+      const deployment = await admin.get(
         DEPLOYMENT,
         "ptemplate-operator",
         { namespace: SYSTEM },
       );
       // The Deployment's own arguments, serving on loopback ports of the test's choosing.
-      const args = deployment.spec.template.spec.containers[0].args!
+      const args = deployment.spec!.template.spec!.containers[0].args!
         .filter((a) => !/bind-address|log-format/.test(a));
       const operator = OperatorRun.start([
         ...args,
@@ -187,16 +187,15 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         }
         // Either way the caBundles end up holding the CA that signed what the operator serves.
         await eventually(async () => {
-          const config = await admin.get<
-            Unstructured & { webhooks: { clientConfig: { caBundle?: string } }[] }
-          >(VALIDATING_WEBHOOK_CONFIGURATION, "ptemplate-operator");
-          const crd = await admin.get<Unstructured & { spec: { conversion: Conversion } }>(
+          const config = await admin.get(VALIDATING_WEBHOOK_CONFIGURATION, "ptemplate-operator");
+          const crd = await admin.get(
             CUSTOM_RESOURCE_DEFINITION,
             "ptemplates.pt.example.com",
           );
-          const caBundle = config.webhooks[0].clientConfig.caBundle;
+          const caBundle = config.webhooks![0].clientConfig.caBundle;
           expect(caBundle).toBeTruthy();
-          expect(crd.spec.conversion.webhook.clientConfig.caBundle).toBe(caBundle);
+          const spec = crd.spec as { conversion: Conversion };
+          expect(spec.conversion.webhook.clientConfig.caBundle).toBe(caBundle);
         }, { timeoutMs: 30_000 });
 
         await admin.create(NAMESPACE, { metadata: { name: namespace } });
@@ -216,7 +215,7 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
           "jsonpath={.apiVersion} {.spec.maxDevices}",
         ]);
         expect(read.stdout).toBe("pt.example.com/v1beta1 3");
-        const stored = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", { namespace });
+        const stored = await admin.get(PTEMPLATE, "beta", { namespace });
         expect(stored.spec.maxdev).toBe(3);
         // Admission's warnings, through the same Service.
         await admin.create(NAMESPACE, {
@@ -238,7 +237,7 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         );
         // And the operator does its work as that ServiceAccount.
         await eventually(async () => {
-          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", { namespace });
+          const pt = await admin.get(PTEMPLATE, "beta", { namespace });
           expect(pt.status?.consumers).toHaveLength(1);
           await admin.get(MODULE, "beta", { namespace });
         }, { timeoutMs: 60_000 });

@@ -7,7 +7,7 @@ import { expect } from "expect";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { KubeObject, Unstructured } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/object.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
@@ -91,7 +91,7 @@ await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a
   try {
     await step("every Ptemplate converges: children, consumer pods, a true status", async () => {
       await eventually(async () => {
-        const pts = (await admin.list<Ptemplate & KubeObject>(PTEMPLATE, { namespace: NS })).items;
+        const pts = (await admin.list(PTEMPLATE, { namespace: NS })).items;
         expect(pts).toHaveLength(COUNT);
         for (const pt of pts) {
           const selecting = pt.spec.selector?.["node-role.kubernetes.io/worker"] === "worker";

@@ -1,21 +1,13 @@
 /** The memcached and useless-machine plugins against the real control plane (no Ptemplate CRD needed). */
 import { expect } from "expect";
-import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
-import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
 import { DEPLOYMENT, NAMESPACE, POD } from "../kube/kinds.ts";
-import {
-  MEMCACHED,
-  type Memcached,
-  MEMCACHED_CRD,
-  memcachedPlugin,
-} from "../plugins/memcached/mod.ts";
+import { MEMCACHED, MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import {
   createUselessMachinePlugin,
   MACHINE,
-  type Machine,
   MACHINE_CRD,
   SWITCH,
-  type Switch,
   SWITCH_CRD,
 } from "../plugins/useless_machine/mod.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -45,24 +37,22 @@ await integrationTest("example plugins: memcached and the useless machine", {
   const running = manager.run(stop.signal);
   const ns = { namespace: "examples" };
   const switchesOf = async (machine: string) =>
-    (await admin.list<Switch & Unstructured>(SWITCH, {
+    (await admin.list(SWITCH, {
       ...ns,
       labelSelector: `machine=${machine}`,
     })).items
       .filter((s) => !s.metadata?.deletionTimestamp);
-  const machine = (name: string) => admin.get<Machine & Unstructured>(MACHINE, name, ns);
+  const machine = (name: string) => admin.get(MACHINE, name, ns);
 
   try {
     await step(
       "memcached: size 3 → a Deployment with 3 replicas, labelled as the seed says",
       async () => {
-        await admin.create<Memcached & Unstructured>(MEMCACHED, {
+        await admin.create(MEMCACHED, {
           metadata: { name: "cache", ...ns },
           spec: { size: 3 },
         });
-        const deployment = await eventually(() =>
-          admin.get<Deployment & Unstructured>(DEPLOYMENT, "cache", ns)
-        );
+        const deployment = await eventually(() => admin.get(DEPLOYMENT, "cache", ns));
         expect(deployment.spec?.replicas).toBe(3);
         expect(deployment.spec?.template.metadata?.labels).toEqual({
           app: "memcached",
@@ -82,14 +72,14 @@ await integrationTest("example plugins: memcached and the useless machine", {
         await admin.patch(MEMCACHED, "cache", { spec: { size: 5 } }, ns);
         await eventually(async () => {
           expect(
-            (await admin.get<Deployment & Unstructured>(DEPLOYMENT, "cache", ns)).spec?.replicas,
+            (await admin.get(DEPLOYMENT, "cache", ns)).spec?.replicas,
           ).toBe(5);
         });
         await eventually(async () => {
           const pods = (await admin.list(POD, { ...ns, labelSelector: "memcached_cr=cache" })).items
             .filter((p) => (p as { status?: { phase?: string } }).status?.phase === "Running");
           expect(pods).toHaveLength(5);
-          const cache = await admin.get<Memcached & Unstructured>(MEMCACHED, "cache", ns);
+          const cache = await admin.get(MEMCACHED, "cache", ns);
           expect(cache.status?.nodes).toEqual(pods.map((p) => p.metadata!.name!).sort());
         }, { timeoutMs: 90_000, intervalMs: 500 });
       },
@@ -104,7 +94,7 @@ await integrationTest("example plugins: memcached and the useless machine", {
     });
 
     await step("useless machine: 3 switches, exactly, owned by it; positions ddd", async () => {
-      await admin.create<Machine & Unstructured>(MACHINE, {
+      await admin.create(MACHINE, {
         metadata: { name: "m1", ...ns },
         spec: { switches: 3 },
       });
@@ -131,7 +121,7 @@ await integrationTest("example plugins: memcached and the useless machine", {
         let seenAt: number | undefined;
         let sawUp = false;
         const downAt = await eventually(async () => {
-          const sw = await admin.get<Switch & Unstructured>(SWITCH, name, ns);
+          const sw = await admin.get(SWITCH, name, ns);
           if (sw.status?.seenAt) seenAt = Date.parse(sw.status.seenAt);
           if ((await machine("m1")).status?.positions?.includes("u")) sawUp = true;
           expect(sw.spec.position).toBe("down");
@@ -178,7 +168,7 @@ await integrationTest("example plugins: memcached and the useless machine", {
     });
 
     await step("a relabelled switch moves to its new machine, which adopts it", async () => {
-      await admin.create<Machine & Unstructured>(MACHINE, {
+      await admin.create(MACHINE, {
         metadata: { name: "m2", ...ns },
         spec: { switches: 1 },
       });

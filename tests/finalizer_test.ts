@@ -5,8 +5,7 @@
  * object whose plugin is not running is freed by removing the finalizer by hand, as the guide says.
  */
 import { expect } from "expect";
-import type { ConfigMap, Event } from "kubernetes-types/core/v1.d.ts";
-import type { KubeObject, Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import {
@@ -32,7 +31,7 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
   const admin = plane.client();
   await admin.create(NAMESPACE, { metadata: { name: NS } });
 
-  const guest = (name: string) => admin.get<Guest>(GUEST, name, { namespace: NS });
+  const guest = (name: string) => admin.get(GUEST, name, { namespace: NS });
   /** True once the API server says 404; any other error is the test's to hear. */
   const gone = async (name: string) => {
     try {
@@ -50,9 +49,9 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
         /^controller_runtime_reconcile_errors_total\{controller="guestbook"\} (\d+)/m,
       )?.[1] ?? 0,
     );
-  const book = () => admin.get<ConfigMap & KubeObject>(CONFIG_MAP, GUESTBOOK, { namespace: NS });
+  const book = () => admin.get(CONFIG_MAP, GUESTBOOK, { namespace: NS });
   const failures = async (name: string) =>
-    (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items.filter((e) =>
+    (await admin.list(EVENT, { namespace: NS })).items.filter((e) =>
       e.involvedObject.name === name && e.reason === "FinalizeFailed"
     );
 

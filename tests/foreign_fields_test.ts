@@ -8,10 +8,9 @@
  */
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { Event } from "kubernetes-types/core/v1.d.ts";
-import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { KubeObject, Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import { resourcePath } from "../kube/resource.ts";
 import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
@@ -52,10 +51,10 @@ await integrationTest("children are wholly ours", {
       body,
     });
   const podSpec = async () =>
-    (await admin.get<DaemonSet & KubeObject>(DAEMON_SET, DS, { namespace: NS })).spec!.template
+    (await admin.get(DAEMON_SET, DS, { namespace: NS })).spec!.template
       .spec! as PodSpec;
   const removals = async () =>
-    (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items
+    (await admin.list(EVENT, { namespace: NS })).items
       .filter((e) => e.involvedObject.name === "pt" && e.reason === "ForeignFieldsRemoved")
       .map((e) => e.message ?? "");
   const writes = async (from: number) =>
@@ -170,7 +169,7 @@ await integrationTest("children are wholly ours", {
           expect(instance.gone(await podSpec())).toBe(true);
           expect(await removals()).toContainEqual(expect.stringMatching(instance.field));
         }, { timeoutMs: 20_000 });
-        const ds = await admin.get<DaemonSet & KubeObject>(DAEMON_SET, DS, { namespace: NS });
+        const ds = await admin.get(DAEMON_SET, DS, { namespace: NS });
         expect(ds.spec!.template.spec!.containers.map((c) => [c.name, c.securityContext]))
           .toEqual([["consumer", { privileged: true }]]);
       });
@@ -190,7 +189,7 @@ await integrationTest("children are wholly ours", {
         },
       );
       await eventually(async () => {
-        const module = await admin.get<Module>(MODULE, "pt", { namespace: NS });
+        const module = await admin.get(MODULE, "pt", { namespace: NS });
         expect(module.spec.moduleLoader.container.modprobe).not.toHaveProperty("rawArgs");
         expect(await removals()).toContainEqual(
           expect.stringMatching(
@@ -233,7 +232,7 @@ await integrationTest("children are wholly ours", {
         await eventually(() => expect(operator.manager.pool.hasSynced()).toBe(true));
         await sleep(5_000);
         expect((await writes(from)).map((e) => `${e.verb} ${e.objectRef?.resource}`)).toEqual([]);
-        const ds = await admin.get<DaemonSet & KubeObject>(DAEMON_SET, DS, { namespace: NS });
+        const ds = await admin.get(DAEMON_SET, DS, { namespace: NS });
         expect(ds.spec!.template.metadata!.annotations).toEqual({
           "kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z",
         });
@@ -254,7 +253,7 @@ await integrationTest("children are wholly ours", {
         }
       };
       await fight();
-      const loops = (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items
+      const loops = (await admin.list(EVENT, { namespace: NS })).items
         .filter((e) => e.involvedObject.name === "pt" && e.reason === "WriteLoopDetected");
       expect(loops.map((e) => e.message)).toContainEqual(
         expect.stringMatching(

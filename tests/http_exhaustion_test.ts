@@ -11,7 +11,7 @@
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
 import { eventually } from "../testing/eventually.ts";

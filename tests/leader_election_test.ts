@@ -3,7 +3,6 @@
  * takeover within the promised bound on SIGKILL (twenty times), no overlap.
  */
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
@@ -103,7 +102,7 @@ await integrationTest("leader election between operator processes", {
           metadata: { name: "one", namespace: "le" },
           spec: { entries: { k: "v" } },
         });
-        await eventually(() => admin.get<ConfigMap>(CONFIG_MAP, "one-k", { namespace: "le" }));
+        await eventually(() => admin.get(CONFIG_MAP, "one-k", { namespace: "le" }));
 
         const sentAt = Date.now();
         leader.kill("SIGTERM");
@@ -144,7 +143,7 @@ await integrationTest("leader election between operator processes", {
           metadata: { name: "two", namespace: "le" },
           spec: { entries: { k: "v" } },
         });
-        await eventually(() => admin.get<ConfigMap>(CONFIG_MAP, "two-k", { namespace: "le" }));
+        await eventually(() => admin.get(CONFIG_MAP, "two-k", { namespace: "le" }));
         for (const p of rest) p.kill("SIGTERM");
         for (const p of rest) expect((await p.status).code).toBe(0);
       },

@@ -9,7 +9,7 @@
  */
 import { expect } from "expect";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
@@ -90,7 +90,7 @@ await integrationTest("/metrics: HTTPS, for those the API server allows", {
         { nonResourceURLs: ["/metrics"], verbs: ["get"] },
       ]);
       await installAllButDeployment(admin, manifests, [SERVICE_MONITOR]);
-      const applied = await admin.get<Unstructured>(SERVICE_MONITOR, "ptemplate-operator", {
+      const applied = await admin.get(SERVICE_MONITOR, "ptemplate-operator", {
         namespace: "ptemplate-operator-system",
       });
       expect(applied.spec).toEqual(monitor.spec);

@@ -5,8 +5,9 @@
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -58,7 +59,7 @@ await integrationTest("/metrics passes promlint and has the series Go operators 
         spec: { selector: { role: "worker" } },
       } as Unstructured);
       await eventually(async () => {
-        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "m", {
+        const pt = await admin.get(PTEMPLATE, "m", {
           namespace: "metrics",
         });
         expect(pt.status?.observedGeneration).toBe(1);

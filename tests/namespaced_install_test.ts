@@ -5,8 +5,8 @@
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { WRITE_VERBS } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -76,12 +76,12 @@ await integrationTest("deploy/namespaced: Roles only, in the namespaces it watch
       }
       for (const namespace of WATCHED) {
         await eventually(async () => {
-          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "pt", { namespace });
+          const pt = await admin.get(PTEMPLATE, "pt", { namespace });
           expect(pt.status?.consumers).toHaveLength(1);
           await admin.get(MODULE, "pt", { namespace });
         }, { timeoutMs: 60_000 });
       }
-      const outside = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "pt", {
+      const outside = await admin.get(PTEMPLATE, "pt", {
         namespace: "outside",
       });
       expect(outside.status).toBeUndefined();

@@ -10,8 +10,9 @@ import { parse } from "yaml";
 import { type BundleFile, olmBundle } from "../cli/olm_bundle.ts";
 import { builtInCatalog, selectPlugins } from "../cli/plugin_catalog.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate, PTEMPLATE_V1BETA1 } from "../crds/ptemplate.ts";
-import type { KubeClient, Unstructured } from "../kube/client.ts";
+import { PTEMPLATE, PTEMPLATE_V1BETA1 } from "../crds/ptemplate.ts";
+import type { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import * as kinds from "../kube/kinds.ts";
 import { createCa, issueCertificate } from "../runtime/certificates/mod.ts";
@@ -283,7 +284,7 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
       }
       const name = examples[0].metadata!.name!;
       await eventually(async () => {
-        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, name, {
+        const pt = await admin.get(PTEMPLATE, name, {
           namespace: "demo",
         });
         expect(pt.status?.consumers).toHaveLength(1);
@@ -298,14 +299,12 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
           metadata: { name: "beta", namespace: "demo" },
           spec: { maxDevices: 4, selector: { ...WORKER_LABELS } },
         }), { timeoutMs: 30_000 });
-      const beta = await admin.get<Unstructured & { spec: { maxDevices: number } }>(
-        PTEMPLATE_V1BETA1,
-        name,
-        { namespace: "demo" },
+      const beta = await admin.get(PTEMPLATE_V1BETA1, name, { namespace: "demo" });
+      expect((beta.spec as { maxDevices: number }).maxDevices).toBe(
+        (examples[0].spec as { maxdev: number }).maxdev,
       );
-      expect(beta.spec.maxDevices).toBe((examples[0].spec as { maxdev: number }).maxdev);
       expect(
-        (await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", { namespace: "demo" }))
+        (await admin.get(PTEMPLATE, "beta", { namespace: "demo" }))
           .spec.maxdev,
       ).toBe(4);
       // Admission's warnings, through the validating webhook OLM made.

@@ -5,11 +5,10 @@
  * replaced once on upgrade.
  */
 import { expect } from "expect";
-import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { ConfigMap, Event, Pod } from "kubernetes-types/core/v1.d.ts";
-import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { CONFIG_MAP, DAEMON_SET, EVENT, NAMESPACE, POD } from "../kube/kinds.ts";
 import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
@@ -66,10 +65,9 @@ await integrationTest("children are ours alone", {
   };
   let manager = start();
   const events = async (name: string) =>
-    (await admin.list<Event & KubeObject>(EVENT, { namespace: NS })).items
+    (await admin.list(EVENT, { namespace: NS })).items
       .filter((e) => e.involvedObject.name === name);
-  const getPt = (name: string) =>
-    admin.get<Ptemplate & Unstructured>(PTEMPLATE, name, { namespace: NS });
+  const getPt = (name: string) => admin.get(PTEMPLATE, name, { namespace: NS });
   const ready = async (name: string) =>
     (await getPt(name)).status?.conditions?.find((c) => c.type === "Ready");
   const writesTo = async (resource: string, name: string, from: number, to = Infinity) =>
@@ -124,15 +122,15 @@ await integrationTest("children are ours alone", {
         spec: { target: "calm", value: "still" },
       });
       await eventually(async () =>
-        expect((await admin.get<ConfigMap>(CONFIG_MAP, "calm", { namespace: NS })).data)
+        expect((await admin.get(CONFIG_MAP, "calm", { namespace: NS })).data)
           .toEqual({ value: "still" })
       );
     });
 
     await step("a Module and a DaemonSet owned by nobody are left alone and reported", async () => {
       const model = { ...ptemplate("taken"), metadata: { name: "taken", namespace: NS, uid: "u" } };
-      const module = await admin.create<Module>(MODULE, moduleFor(model));
-      const ds = await admin.create<DaemonSet & KubeObject>(DAEMON_SET, daemonSetFor(model));
+      const module = await admin.create(MODULE, moduleFor(model));
+      const ds = await admin.create(DAEMON_SET, daemonSetFor(model));
       await admin.create(PTEMPLATE, ptemplate("taken"));
       await eventually(async () => {
         expect(await ready("taken")).toMatchObject({ status: "False", reason: "ChildNameTaken" });
@@ -167,7 +165,7 @@ await integrationTest("children are ours alone", {
     });
 
     await step("children controlled by another object stay its own, even after we go", async () => {
-      const boss = await admin.create<ConfigMap & KubeObject>(CONFIG_MAP, {
+      const boss = await admin.create(CONFIG_MAP, {
         metadata: { name: "boss", namespace: NS },
       });
       const theirs = {
@@ -182,8 +180,8 @@ await integrationTest("children are ours alone", {
         ...object,
         metadata: { ...object.metadata, ownerReferences: [theirs] },
       });
-      const module = await admin.create<Module>(MODULE, owned(moduleFor(model)));
-      const ds = await admin.create<DaemonSet & KubeObject>(DAEMON_SET, owned(daemonSetFor(model)));
+      const module = await admin.create(MODULE, owned(moduleFor(model)));
+      const ds = await admin.create(DAEMON_SET, owned(daemonSetFor(model)));
       await admin.create(PTEMPLATE, ptemplate("other"));
       await eventually(async () => {
         expect(await ready("other")).toMatchObject({
@@ -211,7 +209,7 @@ await integrationTest("children are ours alone", {
         spec: { target: "shared", value: "second" },
       });
       const winner = await eventually(async () => {
-        const cm = await admin.get<ConfigMap & KubeObject>(CONFIG_MAP, "shared", {
+        const cm = await admin.get(CONFIG_MAP, "shared", {
           namespace: NS,
         });
         return cm.metadata!.ownerReferences![0].name;
@@ -222,7 +220,7 @@ await integrationTest("children are ours alone", {
         expect(reported?.message).toContain(`is controlled by Mirror ${winner}`);
       });
       await sleep(UNTOUCHED_MS);
-      const cm = await admin.get<ConfigMap & KubeObject>(CONFIG_MAP, "shared", { namespace: NS });
+      const cm = await admin.get(CONFIG_MAP, "shared", { namespace: NS });
       expect(cm.data).toEqual({ value: winner });
       expect(cm.metadata!.ownerReferences).toHaveLength(1);
       const writes = await writesTo("configmaps", "shared", since);
@@ -235,12 +233,12 @@ await integrationTest("children are ours alone", {
         metadata: { name: "orphan", namespace: NS },
         data: { value: "old" },
       });
-      const adopter = await admin.create<Unstructured>(MIRROR, {
+      const adopter = await admin.create(MIRROR, {
         metadata: { name: "adopter", namespace: NS },
         spec: { target: "orphan", value: "new", adopt: true },
       });
       await eventually(async () => {
-        const cm = await admin.get<ConfigMap & KubeObject>(CONFIG_MAP, "orphan", {
+        const cm = await admin.get(CONFIG_MAP, "orphan", {
           namespace: NS,
         });
         expect(cm.data).toEqual({ value: "new" });
@@ -270,7 +268,7 @@ await integrationTest("children are ours alone", {
       }, { timeoutMs: 60_000 });
       expect(pt.status!.consumers![0]).toMatch(/^pods-consumer-/);
       await sleep(3_000);
-      const stray = await admin.get<Pod & KubeObject>(POD, "stray", { namespace: NS });
+      const stray = await admin.get(POD, "stray", { namespace: NS });
       expect(stray.metadata?.ownerReferences).toBeUndefined();
       expect(stray.metadata?.deletionTimestamp).toBeUndefined();
       expect((await getPt("pods")).status?.consumers).not.toContain("stray");
@@ -285,7 +283,7 @@ await integrationTest("children are ours alone", {
     });
     await step("a DaemonSet with the old selector is replaced once on upgrade", async () => {
       await operator.stop();
-      const pt = await admin.create<Ptemplate & Unstructured>(PTEMPLATE, ptemplate("upgrade"));
+      const pt = await admin.create(PTEMPLATE, ptemplate("upgrade"));
       // What 0.1 made: selected by `app` alone.
       const old = daemonSetFor(pt);
       old.spec!.selector = { matchLabels: { app: "upgrade" } };
@@ -310,7 +308,7 @@ await integrationTest("children are ours alone", {
       } as KubeObject);
       manager = start();
       const replaced = await eventually(async () => {
-        const ds = await admin.get<DaemonSet & KubeObject>(DAEMON_SET, "upgrade-consumer", {
+        const ds = await admin.get(DAEMON_SET, "upgrade-consumer", {
           namespace: NS,
         });
         expect(ds.spec!.selector.matchLabels).toEqual({

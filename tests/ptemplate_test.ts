@@ -1,11 +1,11 @@
 /** The Ptemplate operator end to end: real control plane, kwok nodes, KMM's CRD, GC by owner references. */
 import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
-import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { parse } from "yaml";
-import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { ApiError } from "../kube/errors.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
@@ -71,17 +71,14 @@ await integrationTest("ptemplate operator end to end", {
     name: "infra-1",
   });
   let operator = startOperator(plane.adminConfig);
-  const getPt = (ns: string, name: string) =>
-    admin.get<Ptemplate & Unstructured>(PTEMPLATE, name, { namespace: ns });
-  const getModule = (ns: string, name: string) =>
-    admin.get<Module>(MODULE, name, { namespace: ns });
-  const getDs = (ns: string, name: string) =>
-    admin.get<DaemonSet & Unstructured>(DAEMON_SET, name, { namespace: ns });
+  const getPt = (ns: string, name: string) => admin.get(PTEMPLATE, name, { namespace: ns });
+  const getModule = (ns: string, name: string) => admin.get(MODULE, name, { namespace: ns });
+  const getDs = (ns: string, name: string) => admin.get(DAEMON_SET, name, { namespace: ns });
 
   try {
     for (const [file, ns] of [["seed.yaml", "demo"], ["original.yaml", "original"]]) {
       await step(`${file} produces exactly the Module and DaemonSet of the design`, async () => {
-        const created = await admin.create<Ptemplate & Unstructured>(PTEMPLATE, example(file, ns));
+        const created = await admin.create(PTEMPLATE, example(file, ns));
         const name = created.metadata!.name!;
         const module = await eventually(() => getModule(ns, name));
         const ds = await eventually(() => getDs(ns, `${name}-consumer`));
@@ -391,7 +388,7 @@ await integrationTest("ptemplate operator end to end", {
           } as Unstructured);
         }
         await eventually(async () => {
-          const list = await admin.list<Ptemplate & Unstructured>(PTEMPLATE, {
+          const list = await admin.list(PTEMPLATE, {
             namespace: "scale",
           });
           expect(list.items.filter((pt) => pt.status?.observedGeneration === 1)).toHaveLength(50);
@@ -456,7 +453,7 @@ await integrationTest("ptemplate operator without KMM, then with it", {
       "without KMM's CRD the DaemonSet and status still work, and Ready says KMM is missing",
       async () => {
         await eventually(async () => {
-          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+          const pt = await admin.get(PTEMPLATE, "consumer-pod", {
             namespace: "demo",
           });
           expect(condition(pt, "Ready")).toMatchObject({
@@ -473,12 +470,12 @@ await integrationTest("ptemplate operator without KMM, then with it", {
     await step("once the CRD appears the Module is created, without a restart", async () => {
       await plane.installCrds(KMM_MODULE_CRD_FILE);
       const module = await eventually(
-        () => admin.get<Module>(MODULE, "consumer-pod", { namespace: "demo" }),
+        () => admin.get(MODULE, "consumer-pod", { namespace: "demo" }),
         { timeoutMs: 60_000, intervalMs: 500 },
       );
       expect(module.spec.moduleLoader.container.modprobe.moduleName).toBe("ptemplate_char_dev");
       await eventually(async () => {
-        const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "consumer-pod", {
+        const pt = await admin.get(PTEMPLATE, "consumer-pod", {
           namespace: "demo",
         });
         expect(condition(pt, "KernelModuleLoaded")?.reason).toBe("WaitingForKMM");

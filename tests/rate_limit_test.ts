@@ -5,8 +5,7 @@
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import type { Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
@@ -44,7 +43,7 @@ await integrationTest("a client-side rate limit bounds every request", {
         const [modules, daemonSets, pts] = await Promise.all([
           admin.list(MODULE, { namespace: "qps" }),
           admin.list(DAEMON_SET, { namespace: "qps" }),
-          admin.list<Ptemplate & Unstructured>(PTEMPLATE, { namespace: "qps" }),
+          admin.list(PTEMPLATE, { namespace: "qps" }),
         ]);
         expect(modules.items).toHaveLength(COUNT);
         expect(daemonSets.items).toHaveLength(COUNT);

@@ -9,12 +9,7 @@ import { definePlugin } from "../runtime/plugin/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { TcpProxy } from "../testing/tcp_proxy.ts";
-import {
-  CONFIG_SET,
-  CONFIG_SET_CRD,
-  type ConfigSet,
-  configSetPlugin,
-} from "./fixtures/config_set.ts";
+import { CONFIG_SET, CONFIG_SET_CRD, configSetPlugin } from "./fixtures/config_set.ts";
 
 const NS = "runtime";
 
@@ -59,7 +54,7 @@ await integrationTest("runtime: a plugin against the real API server", {
     return { status: response.status, body: await response.text() };
   };
   const configMap = (name: string) =>
-    admin.get<ConfigMap>(CONFIG_MAP, name, { namespace: NS }).catch((e) => e);
+    admin.get(CONFIG_MAP, name, { namespace: NS }).catch((e) => e);
 
   try {
     await step(
@@ -80,13 +75,13 @@ await integrationTest("runtime: a plugin against the real API server", {
     await step(
       "children are created with controller owner references; status is written once",
       async () => {
-        const created = await admin.create<ConfigSet>(CONFIG_SET, {
+        const created = await admin.create(CONFIG_SET, {
           metadata: { name: "s1", namespace: NS },
           spec: { entries: { a: "1", b: "2" } },
         });
         const children = await eventually(async () => {
-          const a = await admin.get<ConfigMap>(CONFIG_MAP, "s1-a", { namespace: NS });
-          const b = await admin.get<ConfigMap>(CONFIG_MAP, "s1-b", { namespace: NS });
+          const a = await admin.get(CONFIG_MAP, "s1-a", { namespace: NS });
+          const b = await admin.get(CONFIG_MAP, "s1-b", { namespace: NS });
           return [a, b];
         });
         for (const child of children) {
@@ -101,7 +96,7 @@ await integrationTest("runtime: a plugin against the real API server", {
         }
         expect(children.map((c) => c.data?.value)).toEqual(["1", "2"]);
         const set = await eventually(async () => {
-          const set = await admin.get<ConfigSet>(CONFIG_SET, "s1", { namespace: NS });
+          const set = await admin.get(CONFIG_SET, "s1", { namespace: NS });
           expect(set.status).toEqual({ count: 2, observedGeneration: 1 });
           return set;
         });
@@ -125,13 +120,13 @@ await integrationTest("runtime: a plugin against the real API server", {
       await eventually(async () => expect((await configMap("s1-b")).code).toBe(404));
       expect((await configMap("s1-a")).data?.value).toBe("1");
       await eventually(async () => {
-        const set = await admin.get<ConfigSet>(CONFIG_SET, "s1", { namespace: NS });
+        const set = await admin.get(CONFIG_SET, "s1", { namespace: NS });
         expect(set.status).toEqual({ count: 1, observedGeneration: 2 });
       });
     });
 
     await step("a plugin that throws never stops the others", async () => {
-      await admin.create<ConfigSet>(CONFIG_SET, {
+      await admin.create(CONFIG_SET, {
         metadata: { name: "s2", namespace: NS },
         spec: { entries: { z: "26" } },
       });

@@ -7,10 +7,8 @@
  * its connection, and nothing of it is mistaken for a write loop.
  */
 import { expect } from "expect";
-import type { Lease } from "kubernetes-types/coordination/v1.d.ts";
-import type { Event } from "kubernetes-types/core/v1.d.ts";
-import { KMM_MODULE_CRD_FILE, MODULE, type Module } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITION, DAEMON_SET, EVENT, LEASE, NAMESPACE } from "../kube/kinds.ts";
@@ -96,7 +94,7 @@ async function writeLoopsCounted(replica: Replica): Promise<number> {
 }
 
 async function writeLoopEvents(admin: KubeClient): Promise<string[]> {
-  const events = await admin.list<Event>(EVENT, { namespace: NS });
+  const events = await admin.list(EVENT, { namespace: NS });
   return events.items.filter((e) => e.reason === "WriteLoopDetected").map((e) => e.message!);
 }
 
@@ -109,7 +107,7 @@ function ptemplate(name: string, maxdev: number) {
 
 /** The Module of `name` carries `max_dev=<maxdev>`. */
 async function moduleHas(admin: KubeClient, name: string, maxdev: number): Promise<void> {
-  const module = await admin.get<Module>(MODULE, name, { namespace: NS });
+  const module = await admin.get(MODULE, name, { namespace: NS });
   expect(module.spec.moduleLoader.container.modprobe.parameters).toContain(`max_dev=${maxdev}`);
 }
 
@@ -239,7 +237,7 @@ await integrationTest("the runtime through a cut-off, a restart, a slow server a
         `${SLOW_MS / 1000} s: the lease holds, edits converge, no new connection, no write loop`,
       async () => {
         const holder = await leader();
-        const leaseBefore = await admin.get<Lease>(LEASE, LEASE_NAME, { namespace: "default" });
+        const leaseBefore = await admin.get(LEASE, LEASE_NAME, { namespace: "default" });
         const accepted = replicas.map((r) => r.proxy.accepted);
         for (const replica of replicas) replica.proxy.slow(LATENCY);
         const slowedAt = Date.now();
@@ -259,7 +257,7 @@ await integrationTest("the runtime through a cut-off, a restart, a slow server a
             Math.max(...took)
           } ms; new connections: ${replicas.map((r, i) => r.proxy.accepted - accepted[i])}`,
         );
-        const leaseAfter = await admin.get<Lease>(LEASE, LEASE_NAME, { namespace: "default" });
+        const leaseAfter = await admin.get(LEASE, LEASE_NAME, { namespace: "default" });
         expect(leaseAfter.spec?.holderIdentity).toBe(leaseBefore.spec?.holderIdentity);
         expect(leaseAfter.spec?.leaseTransitions).toBe(leaseBefore.spec?.leaseTransitions);
         expect(replicas.filter(leads)).toEqual([holder]);
@@ -288,7 +286,7 @@ await integrationTest("the runtime through a cut-off, a restart, a slow server a
         }, { timeoutMs: 60_000 });
         await eventually(async () => {
           for (const name of wanted.keys()) {
-            const pt = await admin.get<Ptemplate>(PTEMPLATE, name, { namespace: NS });
+            const pt = await admin.get(PTEMPLATE, name, { namespace: NS });
             const ready = pt.status?.conditions?.find((c) => c.type === "Ready");
             expect({ name, reason: ready?.reason }).toEqual({ name, reason: "KMMNotInstalled" });
           }

@@ -4,7 +4,6 @@
  * and its probes tell the truth meanwhile.
  */
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -38,7 +37,7 @@ await integrationTest("a connection that dies in silence is replaced", {
   const operator = OperatorProcess.start(kubeconfig, "s", `${plane.dir}/operator-s.log`, {
     unhealthyAfterMs: UNHEALTHY_AFTER_MS,
   });
-  const child = (name: string) => admin.get<ConfigMap>(CONFIG_MAP, name, { namespace: NS });
+  const child = (name: string) => admin.get(CONFIG_MAP, name, { namespace: NS });
   const converges = async (name: string) => {
     const started = Date.now();
     await admin.create(CONFIG_SET, {

@@ -6,7 +6,6 @@
  * names the cache that is behind.
  */
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING, CONFIG_MAP } from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -60,8 +59,7 @@ await integrationTest("a cache that cannot list again holds back the writes deci
     "stale",
     `${plane.dir}/operator-stale.log`,
   );
-  const child = (name: string) =>
-    admin.get<ConfigMap>(CONFIG_MAP, name, { namespace: NS }).catch((e) => e);
+  const child = (name: string) => admin.get(CONFIG_MAP, name, { namespace: NS }).catch((e) => e);
   const absent = async (name: string) => expect(isApiError(await child(name), 404)).toBe(true);
 
   try {

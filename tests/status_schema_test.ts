@@ -1,6 +1,7 @@
 /** A CRD written by hand without status.observedGeneration: the runtime says what to fix, once. */
 import { expect } from "expect";
-import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { EVENT, NAMESPACE } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -68,7 +69,7 @@ await integrationTest("a status the CRD does not declare is a permanent, explain
     await step("a Warning Event names the fix, and the reconcile is not retried", async () => {
       await admin.create(BARE, { metadata: { name: "b", namespace: "bare" }, spec: {} });
       const event = await eventually(async () => {
-        const events = await admin.list<Unstructured>(EVENT, { namespace: "bare" });
+        const events = await admin.list(EVENT, { namespace: "bare" });
         const found = events.items.find((e) => e.reason === "StatusSchemaMismatch");
         expect(found).toBeDefined();
         return found!;

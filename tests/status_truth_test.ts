@@ -7,8 +7,9 @@
 import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
-import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
-import { KubeClient, type Unstructured } from "../kube/client.ts";
+import { PTEMPLATE } from "../crds/ptemplate.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
@@ -111,7 +112,7 @@ await integrationTest("the status names the real blocker, and clears", {
   const setStatus = (name: string, status: Record<string, unknown>) =>
     admin.patch(NODE, name, { status }, { subresource: "status" });
   const conditionsOf = async (blocker: Blocker) => {
-    const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, blocker.ptemplate, {
+    const pt = await admin.get(PTEMPLATE, blocker.ptemplate, {
       namespace: blocker.namespace ?? NS,
     });
     return {
@@ -264,7 +265,7 @@ await integrationTest("the status names the real blocker, and clears", {
           },
         }, { namespace: NS, subresource: "status" });
         await eventually(async () => {
-          const pt = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "pulls", {
+          const pt = await admin.get(PTEMPLATE, "pulls", {
             namespace: NS,
           });
           const ready = pt.status?.conditions?.find((c) => c.type === "Ready");

@@ -4,7 +4,6 @@
  * request notices, and what a stopped operator costs (failurePolicy Ignore: nothing but warnings).
  */
 import { expect } from "expect";
-import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
 import { webhookConfigurations } from "../cli/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
@@ -15,7 +14,8 @@ import {
   PTEMPLATE_V1BETA1,
   ptemplateCrdWithConversion,
 } from "../crds/ptemplate.ts";
-import { KubeClient, type KubeObject, type Unstructured } from "../kube/client.ts";
+import { KubeClient } from "../kube/client.ts";
+import type { Unstructured } from "../kube/object.ts";
 import {
   CONFIG_MAP,
   CUSTOM_RESOURCE_DEFINITION,
@@ -168,7 +168,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
           } as Ptemplate & Unstructured,
         );
         // Each read in the other version, through the webhook.
-        const betaAsAlpha = await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", {
+        const betaAsAlpha = await admin.get(PTEMPLATE, "beta", {
           namespace: "versions",
         });
         expect(betaAsAlpha.spec).toMatchObject({
@@ -181,7 +181,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
           consumerImage: "quay.io/org/consumer:1",
         });
         expect(alphaAsBeta.spec).not.toHaveProperty("consumer");
-        const listed = await admin.list<Ptemplate & KubeObject>(PTEMPLATE, {
+        const listed = await admin.list(PTEMPLATE, {
           namespace: "versions",
         });
         expect(listed.items.map((p) => p.metadata?.name).sort()).toEqual(["alpha", "beta"]);
@@ -189,7 +189,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
         const consumers = await eventually(async () => {
           const dss = await Promise.all(
             ["alpha", "beta"].map((name) =>
-              admin.get<DaemonSet & KubeObject>(DAEMON_SET, `${name}-consumer`, {
+              admin.get(DAEMON_SET, `${name}-consumer`, {
                 namespace: "versions",
               })
             ),
@@ -300,9 +300,9 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
     },
   });
   const secretCert = async () =>
-    (await admin.get<KubeObject & { data: Record<string, string> }>(SECRET, "webhook-cert", {
+    (await admin.get(SECRET, "webhook-cert", {
       namespace: "ptemplate-operator-system",
-    })).data["tls.crt"];
+    })).data?.["tls.crt"];
   try {
     await step(
       "it makes its Secret and puts its CA into the configurations it serves",
@@ -323,22 +323,19 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
           force: true,
         });
         await eventually(async () => {
-          const config = await admin.get<
-            KubeObject & { webhooks?: { clientConfig: { caBundle?: string } }[] }
-          >(
+          const config = await admin.get(
             VALIDATING_WEBHOOK_CONFIGURATION,
             "ptemplate-operator",
           );
           expect(config.webhooks?.[0].clientConfig.caBundle).toBeTruthy();
-          const crd = await admin.get<
-            Unstructured & {
-              spec: { conversion: { webhook: { clientConfig: { caBundle?: string } } } };
-            }
-          >(
+          const crd = await admin.get(
             CUSTOM_RESOURCE_DEFINITION,
             "ptemplates.pt.example.com",
           );
-          expect(crd.spec.conversion.webhook.clientConfig.caBundle).toBe(
+          const spec = crd.spec as {
+            conversion: { webhook: { clientConfig: { caBundle?: string } } };
+          };
+          expect(spec.conversion.webhook.clientConfig.caBundle).toBe(
             config.webhooks?.[0].clientConfig.caBundle,
           );
         });
@@ -347,7 +344,7 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
           spec: { maxDevices: 3, selector: WORKER },
         });
         expect(
-          (await admin.get<Ptemplate & Unstructured>(PTEMPLATE, "beta", { namespace: "work" })).spec
+          (await admin.get(PTEMPLATE, "beta", { namespace: "work" })).spec
             .maxdev,
         )
           .toBe(3);

@@ -1,8 +1,7 @@
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { CONFIG_MAP, KubeClient, Manager, NAMESPACE } from "../../mod.ts";
 import { eventually, integrationTest } from "../../testing/mod.ts";
-import { GREETING, type Greeting, GREETING_CRD, greetingPlugin } from "./greeting.ts";
+import { GREETING, GREETING_CRD, greetingPlugin } from "./greeting.ts";
 
 await integrationTest(
   "greeting plugin",
@@ -21,11 +20,11 @@ await integrationTest(
           spec: { message: "hi" },
         });
         const cm = await eventually(() =>
-          admin.get<ConfigMap>(CONFIG_MAP, "world-greeting", { namespace: "hello" })
+          admin.get(CONFIG_MAP, "world-greeting", { namespace: "hello" })
         );
         expect(cm.data).toEqual({ message: "hi" });
         await eventually(async () => {
-          const greeting = await admin.get<Greeting>(GREETING, "world", { namespace: "hello" });
+          const greeting = await admin.get(GREETING, "world", { namespace: "hello" });
           expect(greeting.status?.configMap).toBe("world-greeting");
         });
       });
@@ -34,7 +33,7 @@ await integrationTest(
           namespace: "hello",
         });
         await eventually(async () => {
-          const cm = await admin.get<ConfigMap>(CONFIG_MAP, "world-greeting", {
+          const cm = await admin.get(CONFIG_MAP, "world-greeting", {
             namespace: "hello",
           });
           expect(cm.data).toEqual({ message: "hello again" });

@@ -85,7 +85,7 @@ async function createSwitch(
   machine: Machine,
   signal: AbortSignal,
 ): Promise<string> {
-  const created = await client.create<Switch>(SWITCH, {
+  const created = await client.create(SWITCH, {
     metadata: {
       generateName: "switch-",
       namespace: machine.metadata!.namespace,

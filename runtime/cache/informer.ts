@@ -12,12 +12,14 @@
  * resumed watch delivers everything since. When the API server is heard again after an outage
  * (`nudge`), a relist waiting out its backoff goes at once, so the caches return with the network.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { ApiError, isApiError } from "../../kube/errors.ts";
 import { NetworkError } from "../../kube/network_error.ts";
 import { missingRule } from "../../kube/preflight.ts";
 import { StartupError } from "../../util/startup_error.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
+import type { WatchEvent } from "../../kube/watch.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { ReconnectBackoff } from "../../util/backoff.ts";
 import { sleep } from "../../util/sleep.ts";
@@ -368,13 +370,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.#client.listAll<T>(this.resource, {
+    const { items, resourceVersion } = await this.#client.listAll(this.resource, {
       namespace: this.namespace,
       labelSelector: this.resource.labelSelector,
       fieldSelector: this.resource.fieldSelector,
       limit: this.#options.pageSize ?? 500,
       signal,
-    });
+    }) as unknown as { items: T[]; resourceVersion: string }; // typed generically: these are `T`s
+
     this.lists++;
     this.#hasListed = true;
     const appeared = !this.#installed;
@@ -424,13 +427,13 @@ export class Informer<T extends KubeObject = KubeObject> {
     }, silence);
     try {
       for await (
-        const event of this.#client.watch<T>(this.resource, {
+        const event of this.#client.watch(this.resource, {
           namespace: this.namespace,
           labelSelector: this.resource.labelSelector,
           fieldSelector: this.resource.fieldSelector,
           resourceVersion: this.#resourceVersion,
           signal: watchAbort.signal,
-        })
+        }) as unknown as AsyncGenerator<WatchEvent<T>>
       ) {
         events++;
         clearTimeout(watchdog);

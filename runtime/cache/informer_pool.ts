@@ -2,7 +2,8 @@
  * Shares informers between plugins: one LIST+WATCH per kind and namespace scope, however many
  * plugins read or watch that kind.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { type ChangeHandler, Informer } from "./informer.ts";

@@ -6,7 +6,7 @@
  * children, the field sets of other managers stay: they say what someone else added to a child
  * (see foreign_fields.ts), and a converged child has none, so they cost nothing there.
  */
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 

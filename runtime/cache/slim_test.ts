@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { slim } from "./slim.ts";
 
 Deno.test("slim keeps who manages what, drops the field sets and last-applied", () => {

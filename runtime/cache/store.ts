@@ -1,5 +1,5 @@
 /** The informer cache of one kind: objects by namespace/name, indexed by owner UID, queried by label. */
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { matchesSelector, parseSelector, type Selector } from "./label_selector.ts";
 
 /** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */

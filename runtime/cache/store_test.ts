@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { objectKey, splitKey, Store } from "./store.ts";
 
 const obj = (

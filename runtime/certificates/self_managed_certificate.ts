@@ -6,7 +6,8 @@
  * way from the same Secret: creating it is a race one replica wins (the others read the winner's),
  * every update carries the resourceVersion it read, and a caBundle already right is not written.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import {
   CUSTOM_RESOURCE_DEFINITION,
@@ -97,7 +98,7 @@ async function ensureSecret(
   for (let attempt = 0; attempt < 5; attempt++) {
     let secret: TlsSecret | undefined;
     try {
-      secret = await client.get<TlsSecret>(SECRET, name, { namespace });
+      secret = await client.get(SECRET, name, { namespace });
     } catch (error) {
       if (!isApiError(error, 404)) throw error;
     }
@@ -174,7 +175,7 @@ async function ensureCaBundles(options: SelfManagedCertificateOptions, ca: strin
       type Config = KubeObject & { webhooks?: { clientConfig: { caBundle?: string } }[] };
       let config: Config;
       try {
-        config = await client.get<Config>(resource, name);
+        config = await client.get(resource, name);
       } catch (error) {
         if (isApiError(error, 404)) continue;
         throw error;
@@ -198,7 +199,7 @@ async function ensureCaBundles(options: SelfManagedCertificateOptions, ca: strin
     };
     let crd: Crd;
     try {
-      crd = await client.get<Crd>(CUSTOM_RESOURCE_DEFINITION, name);
+      crd = await client.get(CUSTOM_RESOURCE_DEFINITION, name);
     } catch (error) {
       if (isApiError(error, 404)) continue;
       throw error;

@@ -48,7 +48,8 @@
  * a lost lease does not end the process: work stops at once and the instance campaigns again; and
  * a clean shutdown releases the lease.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { LEASE } from "../../kube/kinds.ts";
 import { missingRule } from "../../kube/preflight.ts";
@@ -357,7 +358,7 @@ export class LeaderElector {
     /** Writes our record over `lease` (a compare-and-swap on its resourceVersion). */
     const write = async (lease: Lease): Promise<Attempt> => {
       const sent = Instant.now(this.#clock);
-      const updated = await this.#client.update<Lease>(LEASE, {
+      const updated = await this.#client.update(LEASE, {
         ...lease,
         spec: spec(lease.spec ?? {}),
       }, { signal, timeoutMs: left() });
@@ -377,7 +378,7 @@ export class LeaderElector {
       }
       let lease: Lease | undefined;
       try {
-        lease = await this.#client.get<Lease>(LEASE, name, {
+        lease = await this.#client.get(LEASE, name, {
           namespace,
           signal,
           timeoutMs: left(),
@@ -387,7 +388,7 @@ export class LeaderElector {
       }
       if (!lease) {
         const sent = Instant.now(this.#clock);
-        const created = await this.#client.create<Lease>(LEASE, {
+        const created = await this.#client.create(LEASE, {
           metadata: { name, namespace },
           spec: { ...spec({}), leaseTransitions: 0 },
         }, { signal, timeoutMs: left() });
@@ -473,7 +474,7 @@ export class LeaderElector {
       const started = this.#clock.monotonicMs();
       try {
         for await (
-          const event of this.#client.watch<Lease>(LEASE, {
+          const event of this.#client.watch(LEASE, {
             namespace,
             fieldSelector: `metadata.name=${name}`,
             resourceVersion: from,
@@ -501,10 +502,10 @@ export class LeaderElector {
   async #release(): Promise<void> {
     const { namespace, name, identity, log } = this.#options;
     try {
-      const lease = await this.#client.get<Lease>(LEASE, name, { namespace, timeoutMs: 5_000 });
+      const lease = await this.#client.get(LEASE, name, { namespace, timeoutMs: 5_000 });
       if (lease.spec?.holderIdentity !== identity) return;
       const now = microTime(this.#clock.wallMs());
-      await this.#client.update<Lease>(LEASE, {
+      await this.#client.update(LEASE, {
         ...lease,
         spec: {
           leaseTransitions: lease.spec.leaseTransitions,

@@ -7,7 +7,8 @@
  * question the budget cannot pay for, or that the API server does not answer, is "unavailable":
  * callers answer 503 or skip what needed it, and never wait in a queue a flood could grow.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import type { Logger } from "./logging.ts";
 import { type RateLimit, RateLimiter } from "../../kube/rate_limiter.ts";

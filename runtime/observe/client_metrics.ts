@@ -1,5 +1,5 @@
 /** client-go's metric names for the requests a client makes (`rest_client_*`), on a registry. */
-import type { RequestCounter } from "../../kube/client.ts";
+import type { RequestCounter } from "../../kube/request_counter.ts";
 import type { Registry } from "./metrics.ts";
 
 /** Exposes a client's request counts as `rest_client_requests_total{code,method,host}`. */

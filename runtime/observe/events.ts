@@ -4,7 +4,8 @@
  * once per interval, so a failing loop does not flood the API server. Events have a slow lane of
  * their own, so a burst of news never delays the writes that make children exist.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { EVENT } from "../../kube/kinds.ts";
 import { type RateLimit, RateLimiter } from "../../kube/rate_limiter.ts";

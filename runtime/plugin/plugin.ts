@@ -1,5 +1,6 @@
 /** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
-import type { KubeClient, KubeObject, Unstructured } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";

@@ -24,7 +24,8 @@
  * Before the first apply to a child we created, that entry is relabelled "Apply" (what kubectl's
  * client-side-apply upgrade does), once, guarded by the uid and the entry itself.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";

@@ -2,7 +2,8 @@
  * Runs one plugin: turns informer changes into queue keys, runs reconciles on workers, and hands
  * each Outcome to the applier, which writes only what differs and only what the parent controls.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { NotLeaderError } from "../../kube/write_fence.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";

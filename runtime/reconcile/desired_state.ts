@@ -2,7 +2,7 @@
  * Pure decisions about desired objects: how a child is stamped (owner reference, labels, hash)
  * and whether the cached object already matches, so that a converged operator writes nothing.
  */
-import type { KubeObject, Unstructured } from "../../kube/client.ts";
+import type { KubeObject, Unstructured } from "../../kube/object.ts";
 
 /** Label on every child the runtime applies: which plugin made it (pruning looks only at those). */
 export const PLUGIN_LABEL = "operator.ptemplate.dev/plugin";

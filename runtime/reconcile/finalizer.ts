@@ -4,7 +4,8 @@
  * Kubernetes is gone. Both writes carry the resourceVersion read, so a concurrent change (someone
  * else's finalizer, a spec edit) is a conflict that is retried, never a lost update.
  */
-import type { KubeClient, KubeObject } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 
 /** The finalizer a plugin puts on its objects (a qualified name, as the API server prefers). */

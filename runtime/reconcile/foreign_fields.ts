@@ -37,7 +37,7 @@
  * A field a foreign manager shares with us (the same value) is ours. One with another value is
  * drift, which the desired hash and `isSubset` already see, and our forced apply takes back.
  */
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 import { parseFieldPath, type Segment } from "../plugin/mod.ts";
 
 /** One thing another field manager added: where it is, and who wrote it. */

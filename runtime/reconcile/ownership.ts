@@ -2,7 +2,7 @@
  * Who controls an object, as the ownership rule sees it: a child is written only when it does not
  * exist or its controller owner reference points at the parent; anything else is someone else's.
  */
-import type { KubeObject } from "../../kube/client.ts";
+import type { KubeObject } from "../../kube/object.ts";
 
 /** An owner reference, as it appears in `metadata.ownerReferences`. */
 export type OwnerReference = NonNullable<

@@ -6,7 +6,7 @@
  * know must be refused rather than guessed at. Field names are looked up as own properties only,
  * so `constructor` or `__proto__` is an unknown field like any other.
  */
-import type { Unstructured } from "../../kube/client.ts";
+import type { Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
 
 /** What the checker reads of a schema, beyond `OpenApiSchema`. */

@@ -5,7 +5,7 @@
  * `/validate/…`) or an apiVersion we do not serve; a request without a uid; fields of the wrong
  * type. Each refusal is an HttpError 400 in our words, never JavaScript's.
  */
-import type { KubeObject, Unstructured } from "../../kube/client.ts";
+import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import { HttpError, printable, type Requester } from "../observe/mod.ts";
 import { describe, isObject } from "./schema_check.ts";
 

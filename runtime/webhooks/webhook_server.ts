@@ -8,7 +8,8 @@
  * The callers are not authenticated (the API server presents no credentials by default): what a
  * plugin may look at for them is what the review's requester may read (`requesterMay`).
  */
-import type { KubeClient, KubeObject, Unstructured } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
 import type { Resource } from "../../kube/resource.ts";
 import {

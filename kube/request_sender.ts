@@ -1,0 +1,168 @@
+/**
+ * Sends one request to the API server the careful way, below the typed verbs (kube-rs's `Client`
+ * under its `Api`): the client-side rate limit, the write fence right before each attempt, one
+ * deadline for the whole call, retries of what may be retried, a new credential after a 401, and
+ * a count of every answer.
+ */
+import { backoffDelayMs } from "../util/backoff.ts";
+import { sleep } from "../util/sleep.ts";
+import { apiErrorFrom } from "./errors.ts";
+import { NetworkError } from "./network_error.ts";
+import type { RateLimiter } from "./rate_limiter.ts";
+import type { RequestCounter } from "./request_counter.ts";
+import type { RequestOptions } from "./request_options.ts";
+import type { Transport } from "./transport.ts";
+import type { WriteFence } from "./write_fence.ts";
+
+/** One request: its options, query, body, and how it is sent. */
+export interface RequestInit extends RequestOptions {
+  /** Query parameters; undefined and empty values are left out. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Default `application/json`. */
+  contentType?: string;
+  /** Overrides the sender's `maxRetries` for this request. */
+  retries?: number;
+}
+
+/** What a sender is made of; a fenced or urgent view shares all of it but `fence` and `urgent`. */
+export interface SenderParts {
+  transport: Transport;
+  requests: RequestCounter;
+  limiter?: RateLimiter;
+  /** Passed right before every attempt of every write. */
+  fence?: WriteFence;
+  /** Goes before others waiting for the rate limiter. */
+  urgent: boolean;
+  userAgent?: string;
+  /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
+  maxRetries?: number;
+  /** Told once per HTTP response (or `code` 0 when none came); `path` has no query string. */
+  onResponse?: (sample: { method: string; code: number; host: string; path: string }) => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const MAX_RETRY_AFTER_S = 32;
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Between retries: 100 ms doubling, capped at 5 s, with up to 20 % jitter. */
+const RETRY_BACKOFF = { initialMs: 100, maxMs: 5_000, jitter: 0.2 };
+
+export class RequestSender {
+  readonly parts: Readonly<SenderParts>;
+  readonly #host: string;
+
+  constructor(parts: SenderParts) {
+    this.parts = parts;
+    this.#host = new URL(parts.transport.config.server).host;
+  }
+
+  /** The same sender with another fence or urgency. */
+  with(parts: Pick<SenderParts, "fence" | "urgent">): RequestSender {
+    return new RequestSender({ ...this.parts, ...parts });
+  }
+
+  /**
+   * Sends a request and returns the parsed JSON body (or the text of a non-JSON one). Non-2xx
+   * answers throw ApiError, no answer at all a NetworkError. 429s are retried for every verb (the
+   * server did not act on them); 5xx and network failures only for GET, since a write may have
+   * happened.
+   */
+  async request<T = unknown>(method: string, path: string, init: RequestInit = {}): Promise<T> {
+    const response = await this.send(method, path, init);
+    const text = await response.text();
+    // Health endpoints answer in plain text ("ok"); everything else in JSON.
+    const json = response.headers.get("content-type")?.includes("json");
+    return (json && text ? JSON.parse(text) : text || undefined) as T;
+  }
+
+  /** Sends a request and returns the response once its headers are in (`stream` for a watch). */
+  async send(
+    method: string,
+    path: string,
+    init: RequestInit & { stream?: boolean },
+  ): Promise<Response> {
+    const { transport, limiter, requests } = this.parts;
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(init.query ?? {})) {
+      if (value !== undefined && value !== "") query.set(key, String(value));
+    }
+    const url = query.size ? `${path}?${query}` : path;
+    const maxRetries = init.retries ?? this.parts.maxRetries ?? 5;
+    const fence = IDEMPOTENT.has(method) ? undefined : this.parts.fence;
+    // The timeout bounds the whole call, retries included; each attempt gets what is left.
+    const timeoutMs = init.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const deadline = timeoutMs ? performance.now() + timeoutMs : Infinity;
+    let reauthenticated = false;
+    for (let attempt = 0;; attempt++) {
+      if (limiter) {
+        const seconds = await limiter.wait(init.signal, { urgent: this.parts.urgent });
+        requests.recordWait({ verb: method, host: this.#host, seconds });
+        // The budget went on waiting our turn, not on the connection: fail this request alone,
+        // without sending it and without blaming (or replacing) a connection that works.
+        if (performance.now() >= deadline) {
+          throw new NetworkError(
+            "timeout",
+            `${method} ${path}: the ${
+              timeoutMs / 1000
+            } s budget was spent waiting for the client-side rate limit`,
+          );
+        }
+      }
+      const headers = new Headers({ accept: "application/json" });
+      if (this.parts.userAgent) headers.set("user-agent", this.parts.userAgent);
+      if (init.body !== undefined) {
+        headers.set("content-type", init.contentType ?? "application/json");
+      }
+      let response: Response;
+      try {
+        response = await transport.fetch(url, {
+          method,
+          headers,
+          body: init.body === undefined ? undefined : JSON.stringify(init.body),
+          signal: init.signal,
+          timeoutMs: timeoutMs && Math.max(1, deadline - performance.now()),
+          stream: init.stream,
+          beforeSend: fence,
+        });
+      } catch (error) {
+        if (!(error instanceof NetworkError)) throw error;
+        this.#record(method, 0, path);
+        // A write may have reached the server before the connection failed: only reads retry.
+        const wait = backoffDelayMs(attempt, RETRY_BACKOFF);
+        const late = performance.now() + wait >= deadline;
+        if (!IDEMPOTENT.has(method) || attempt >= maxRetries || late) throw error;
+        await sleep(wait, init.signal);
+        if (init.signal?.aborted) throw init.signal.reason;
+        continue;
+      }
+      this.#record(method, response.status, path);
+      if (response.ok) return response;
+      const error = await apiErrorFrom(response, { method, url });
+      if (error.code === 401 && !reauthenticated && this.#hasRefreshableCredentials()) {
+        reauthenticated = true;
+        transport.invalidateCredentials();
+        continue;
+      }
+      const retryable = error.code === 429 || (error.code >= 500 && IDEMPOTENT.has(method));
+      if (!retryable || attempt >= maxRetries) throw error;
+      const waitMs = error.retryAfterSeconds !== undefined
+        ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_S) * 1000
+        : backoffDelayMs(attempt, RETRY_BACKOFF);
+      if (performance.now() + waitMs >= deadline) throw error;
+      await sleep(waitMs, init.signal);
+      if (init.signal?.aborted) throw init.signal.reason;
+    }
+  }
+
+  #hasRefreshableCredentials(): boolean {
+    const config = this.parts.transport.config;
+    return Boolean(config.tokenFile || config.exec);
+  }
+
+  #record(method: string, code: number, path: string): void {
+    const sample = { method, code, host: this.#host };
+    this.parts.requests.record(sample);
+    this.parts.onResponse?.({ ...sample, path });
+  }
+}

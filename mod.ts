@@ -17,7 +17,7 @@ export type {
   AdmissionVerdict,
   ChildProblem,
   MapContext,
-  ObjectRef,
+  NamespacedName,
   Outcome,
   OwnedKind,
   Permission,
@@ -42,17 +42,24 @@ export {
 } from "./runtime/plugin/mod.ts";
 export { controllerReference } from "./runtime/reconcile/mod.ts";
 export {
+  childProblem,
   controllerOf,
-  type OwnerReference,
   type Ownership,
   ownershipOf,
   ownershipProblem,
 } from "./runtime/reconcile/mod.ts";
+export { type ObjectRef, objectRef, refTo } from "./kube/object_ref.ts";
 
 // Kinds: the built-ins, your own, and their CRDs.
 export * from "./kube/kinds.ts";
 export { apiVersionOf, type Resource, scoped } from "./kube/resource.ts";
-export type { KubeObject, ObjectOf, Unstructured } from "./kube/object.ts";
+export type {
+  KubeObject,
+  ObjectOf,
+  ObjectTypeOf,
+  OwnerReference,
+  Unstructured,
+} from "./kube/object.ts";
 export { customResourceDefinition, type OpenApiSchema } from "./kube/custom_resource_definition.ts";
 export { ApiError, isApiError } from "./kube/errors.ts";
 

@@ -14,6 +14,9 @@ export interface KubeObject {
   metadata?: ObjectMeta;
 }
 
+/** An owner reference, as it appears in `metadata.ownerReferences`. */
+export type OwnerReference = NonNullable<ObjectMeta["ownerReferences"]>[number];
+
 /** An object whose other fields are not typed; unknown fields are preserved through every verb. */
 export interface Unstructured extends KubeObject {
   [key: string]: unknown;

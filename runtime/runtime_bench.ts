@@ -3,6 +3,7 @@
  * ratio): the queue against a bare array, the cache against a bare Map, the "is this child up to
  * date" check against comparing JSON text.
  */
+import { CONFIG_MAP } from "../kube/kinds.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { childUpToDate, foreignFields, stampChild, WorkQueue } from "./reconcile/mod.ts";
 import { Store } from "./cache/mod.ts";
@@ -49,7 +50,7 @@ Deno.bench({
   name: "Store.replace of 10k objects (a relist), with the owner index",
   group: "cache",
 }, () => {
-  new Store<KubeObject>().replace(objects);
+  new Store<KubeObject>(CONFIG_MAP).replace(objects);
 });
 
 const parent = {

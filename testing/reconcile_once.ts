@@ -67,7 +67,7 @@ export async function reconcileOnce<T extends KubeObject>(
   const context: ReconcileContext = {
     client: noClient(),
     cache: <R extends KubeObject>(resource: Resource) => {
-      const store = new Store<R>();
+      const store = new Store<R>(resource);
       for (const candidate of world) {
         if (isOf(candidate, resource)) store.upsert(candidate as R);
       }

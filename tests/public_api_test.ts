@@ -37,6 +37,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "TemporaryError",
     "VALIDATING_WEBHOOK_CONFIGURATION",
     "apiVersionOf",
+    "childProblem",
     "controllerOf",
     "controllerReference",
     "customResourceDefinition",
@@ -46,9 +47,11 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "loadClusterConfig",
     "mergeConditions",
     "objectProblems",
+    "objectRef",
     "ownershipOf",
     "ownershipProblem",
     "reconcileOnce",
+    "refTo",
     "schemaProblems",
     "scoped",
     "setupLogging",
@@ -66,6 +69,7 @@ Deno.test("the API's main functions each carry an example, and every example run
     "runtime/plugin/conditions.ts",
     "runtime/reconcile/ownership.ts",
     "kube/resource.ts",
+    "kube/object_ref.ts",
     "kube/custom_resource_definition.ts",
     "testing/reconcile_once.ts",
   ];
@@ -78,10 +82,14 @@ Deno.test("the API's main functions each carry an example, and every example run
       "PermanentError",
       "generationChanged",
       "mergeConditions",
+      "objectRef",
       "controllerOf",
+      "childProblem",
+      "ownershipOf",
       "scoped",
       "customResourceDefinition",
       "reconcileOnce",
+      "refTo",
     ]
   ) {
     expect({ name, shown: examples.some((code) => code.includes(`${name}(`)) })

@@ -338,7 +338,7 @@ async function withServer(
     certificate: () => Promise.resolve(serving),
     context: {
       client: {} as KubeClient,
-      cache: () => new Store(),
+      cache: (resource) => new Store(resource),
       installed: () => true,
       log: log("test"),
     },

@@ -17,11 +17,11 @@ import {
   type AdmissionContext,
   type AdmissionRequest,
   type AdmissionVerdict,
-  controllerOf,
+  childProblem,
   DAEMON_SET,
   isApiError,
-  type KubeObject,
   NAMESPACE,
+  objectRef,
   type Permission,
   type Resource,
   SECRET,
@@ -47,8 +47,8 @@ export interface AdmissionFacts {
   podSecurity?: string;
   /** Whether the pull secret exists. */
   secretExists?: boolean;
-  /** Children's names in use by objects this Ptemplate does not control. */
-  taken: { kind: string; name: string; controller?: string }[];
+  /** Children's names in use by objects this Ptemplate does not control: what to do, in words. */
+  taken: string[];
 }
 
 /** The warnings for a Ptemplate, given the facts. */
@@ -71,14 +71,7 @@ export function ptemplateWarnings(pt: Ptemplate, facts: AdmissionFacts): string[
         `module and consumer images cannot be pulled`,
     );
   }
-  for (const { kind, name, controller } of facts.taken) {
-    warnings.push(
-      `${kind} ${namespace}/${name} already exists and ${
-        controller ? `is controlled by ${controller}` : "is not controlled by this Ptemplate"
-      }: it is left alone and this Ptemplate gets no ${kind}; delete or rename it`,
-    );
-  }
-  return warnings;
+  return [...warnings, ...facts.taken];
 }
 
 /** Looks at what the requester may read, in the request's namespace, each within 2 s. */
@@ -121,20 +114,13 @@ async function factsFor(
       () => Promise.resolve(context.cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt))),
     ),
   ]);
-  const taken: AdmissionFacts["taken"] = [];
-  for (const [kind, child] of [["Module", module], ["DaemonSet", daemonSet]] as const) {
-    if (!child) continue;
-    const owner = controllerOf(child as KubeObject);
-    const ours = owner?.kind === PTEMPLATE.kind && owner.name === name &&
-      (!pt.metadata?.uid || owner.uid === pt.metadata.uid);
-    if (!ours) {
-      taken.push({
-        kind,
-        name: child.metadata!.name!,
-        controller: owner ? `${owner.kind} ${owner.name}` : undefined,
-      });
-    }
-  }
+  // The ownership rule the operator writes by: before the Ptemplate exists it has no uid, and
+  // its kind and name decide.
+  const parent = objectRef(PTEMPLATE, { metadata: { ...pt.metadata, namespace } });
+  const taken = [
+    childProblem("admission", MODULE, module, parent),
+    childProblem("admission", DAEMON_SET, daemonSet, parent),
+  ].flatMap((problem) => problem ? [problem.message] : []);
   return { podSecurity: ns?.metadata?.labels?.[PSA_ENFORCE], secretExists, taken };
 }
 

@@ -7,6 +7,7 @@ import type { Event, Node, Pod } from "kubernetes-types/core/v1.d.ts";
 import {
   apiVersionOf,
   type ChildProblem,
+  childProblem,
   type ConditionInput,
   controllerOf,
   DAEMON_SET,
@@ -14,12 +15,13 @@ import {
   EVENT,
   type KubeObject,
   mergeConditions,
+  type NamespacedName,
   NODE,
-  type ObjectRef,
+  objectRef,
   ownershipOf,
-  ownershipProblem,
   POD,
   type Registry,
+  type Resource,
   scoped,
   type StoreChange,
 } from "../../mod.ts";
@@ -266,7 +268,7 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
 }
 
 /** The Ptemplate a child (Module, DaemonSet) belongs to, through its controller reference. */
-function ownerPtemplate(object: KubeObject): ObjectRef[] {
+function ownerPtemplate(object: KubeObject): NamespacedName[] {
   const ref = controllerOf(object);
   const ours = ref?.kind === PTEMPLATE.kind && ref.apiVersion === apiVersionOf(PTEMPLATE);
   return ours ? [{ namespace: object.metadata?.namespace, name: ref.name }] : [];
@@ -355,29 +357,19 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   reconcile(pt, { cache, installed, metrics, problems }) {
     const namespace = pt.metadata!.namespace;
     const name = pt.metadata!.name!;
-    const uid = pt.metadata!.uid!;
     const kmmInstalled = installed(MODULE);
     const found = [...problems()];
+    const parent = objectRef(PTEMPLATE, pt);
     /** The child if this Ptemplate controls it; otherwise undefined, and why, as a problem. */
-    const ours = <C extends KubeObject>(kind: string, child: C | undefined): C | undefined => {
-      const ownership = ownershipOf(child, uid);
-      if (ownership.state === "ours") return child;
-      if (child && ownership.state !== "absent" && !found.some((p) => p.kind === kind)) {
-        found.push({
-          plugin: "status-aggregator",
-          kind,
-          name: child.metadata!.name!,
-          reason: ownership.state === "controlled-elsewhere"
-            ? "ChildOwnedElsewhere"
-            : "ChildNameTaken",
-          message: ownershipProblem(kind, child, ownership)!,
-        });
-      }
+    const ours = <C extends KubeObject>(resource: Resource<C>, child: C | undefined) => {
+      if (ownershipOf(child, parent).state === "ours") return child;
+      const problem = childProblem("status-aggregator", resource, child, parent);
+      if (problem && !found.some((p) => p.kind === problem.kind)) found.push(problem);
       return undefined;
     };
-    const module = kmmInstalled ? ours("Module", cache(MODULE).get(namespace, name)) : undefined;
+    const module = kmmInstalled ? ours(MODULE, cache(MODULE).get(namespace, name)) : undefined;
     const daemonSet = ours(
-      "DaemonSet",
+      DAEMON_SET,
       cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt)),
     );
     // Consumers are the pods the DaemonSet controls, by UID: never pods that merely match a label.

@@ -91,7 +91,7 @@ export interface Behind {
 const DEFAULT_MISSING_KIND_RETRY_MS = 2_000;
 
 export class Informer<T extends KubeObject = KubeObject> {
-  readonly store: Store<T> = new Store<T>();
+  readonly store: Store<T>;
   readonly resource: Resource;
   readonly namespace?: string;
   readonly #client: KubeClient;
@@ -124,6 +124,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#synced.promise.catch(() => {});
     this.#client = client;
     this.resource = resource;
+    this.store = new Store<T>(resource);
     this.namespace = resource.namespaced ? options.namespace : undefined;
     this.#options = options;
     this.#warnings = options.warnings ?? new WarningThrottle(options.log);

@@ -1,18 +1,8 @@
-/** The informer cache of one kind: objects by namespace/name, indexed by owner UID, queried by label. */
+/** The informer cache of one kind: objects by their key (`refKey`), indexed by owner UID, queried by label. */
 import type { KubeObject } from "../../kube/object.ts";
+import { objectRef, refKey, refTo } from "../../kube/object_ref.ts";
+import type { Resource } from "../../kube/resource.ts";
 import { matchesSelector, parseSelector, type Selector } from "./label_selector.ts";
-
-/** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */
-export function objectKey(object: KubeObject): string {
-  const { namespace, name } = object.metadata ?? {};
-  return namespace ? `${namespace}/${name}` : `${name}`;
-}
-
-/** Splits a key back into namespace (undefined when cluster-scoped) and name. */
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const slash = key.indexOf("/");
-  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
 
 /** A change the store went through. */
 export type StoreChange<T> =
@@ -38,13 +28,23 @@ function isOlder(a: KubeObject, b: KubeObject): boolean {
 export class Store<T extends KubeObject> implements CacheReader<T> {
   readonly #objects = new Map<string, T>();
   readonly #byOwner = new Map<string, Set<string>>();
+  readonly #kind: Pick<Resource, "group" | "kind" | "namespaced">;
+
+  /** A store of objects of `resource`'s kind (its group, kind and scope make their keys). */
+  constructor(resource: Pick<Resource, "group" | "kind" | "namespaced">) {
+    this.#kind = { group: resource.group, kind: resource.kind, namespaced: resource.namespaced };
+  }
+
+  #key(object: KubeObject): string {
+    return refKey(objectRef(this.#kind, object));
+  }
 
   get size(): number {
     return this.#objects.size;
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
-    return this.#objects.get(namespace ? `${namespace}/${name}` : name);
+    return this.#objects.get(refKey(refTo(this.#kind, { namespace, name })));
   }
 
   list(options: { namespace?: string; labelSelector?: string | Selector } = {}): T[] {
@@ -66,7 +66,7 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
 
   /** Adds or replaces one object; returns the change, or undefined if nothing changed. */
   upsert(object: T): StoreChange<T> | undefined {
-    const key = objectKey(object);
+    const key = this.#key(object);
     const old = this.#objects.get(key);
     if (old && old.metadata?.resourceVersion === object.metadata?.resourceVersion) return undefined;
     // A watch event older than a version we already took from our own write's answer.
@@ -94,7 +94,7 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
 
   /** Removes one object; returns the change, or undefined if it was not there. */
   remove(object: T): StoreChange<T> | undefined {
-    const key = objectKey(object);
+    const key = this.#key(object);
     const old = this.#objects.get(key);
     if (!old) return undefined;
     this.#unindex(key, old);
@@ -111,7 +111,7 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     const changes: StoreChange<T>[] = [];
     const seen = new Set<string>();
     for (const object of objects) {
-      seen.add(objectKey(object));
+      seen.add(this.#key(object));
       const change = this.upsert(object);
       if (change) changes.push(change);
     }

@@ -1,7 +1,9 @@
 import { expect } from "expect";
 import type { KubeObject } from "../../kube/object.ts";
-import { objectKey, splitKey, Store } from "./store.ts";
+import { CONFIG_MAP, NODE } from "../../kube/kinds.ts";
+import { Store } from "./store.ts";
 
+const name = (object: KubeObject) => `${object.metadata?.namespace}/${object.metadata?.name}`;
 const obj = (
   name: string,
   rv: string,
@@ -11,7 +13,7 @@ const obj = (
 });
 
 Deno.test("store: keys, upserts by resourceVersion, owner index, label queries", () => {
-  const store = new Store<KubeObject>();
+  const store = new Store<KubeObject>(CONFIG_MAP);
   expect(store.upsert(obj("a", "1", { labels: { app: "x" } }))?.type).toBe("added");
   expect(store.upsert(obj("a", "1"))).toBeUndefined();
   expect(
@@ -26,17 +28,25 @@ Deno.test("store: keys, upserts by resourceVersion, owner index, label queries",
   store.upsert(
     obj("b", "3", { ownerReferences: [{ apiVersion: "v1", kind: "K", name: "o", uid: "u1" }] }),
   );
-  expect(store.ownedBy("u1").map(objectKey).sort()).toEqual(["ns/a", "ns/b"]);
-  expect(store.list({ labelSelector: "app=x" }).map(objectKey)).toEqual(["ns/a"]);
+  expect(store.ownedBy("u1").map(name).sort()).toEqual(["ns/a", "ns/b"]);
+  expect(store.list({ labelSelector: "app=x" }).map(name)).toEqual(["ns/a"]);
   expect(store.list({ namespace: "other" })).toEqual([]);
   expect(store.remove(obj("a", "4"))?.type).toBe("deleted");
-  expect(store.ownedBy("u1").map(objectKey)).toEqual(["ns/b"]);
-  expect(splitKey("ns/b")).toEqual({ namespace: "ns", name: "b" });
-  expect(splitKey("node-1")).toEqual({ name: "node-1" });
+  expect(store.ownedBy("u1").map(name)).toEqual(["ns/b"]);
+  expect(store.get("ns", "b")?.metadata?.resourceVersion).toBe("3");
+  expect(store.get("other", "b")).toBeUndefined();
+});
+
+Deno.test("store: a cluster-scoped kind's objects are found by name alone", () => {
+  const nodes = new Store<KubeObject>(NODE);
+  nodes.upsert({ metadata: { name: "w1", resourceVersion: "1" } });
+  expect(nodes.get(undefined, "w1")?.metadata?.name).toBe("w1");
+  // A namespace asked for a cluster-scoped kind does not hide it (there is none to match).
+  expect(nodes.get("ns", "w1")?.metadata?.name).toBe("w1");
 });
 
 Deno.test("store: replace reports what changed, appeared and vanished", () => {
-  const store = new Store<KubeObject>();
+  const store = new Store<KubeObject>(CONFIG_MAP);
   store.upsert(obj("keep", "1"));
   store.upsert(obj("change", "1"));
   store.upsert(obj("gone", "1"));
@@ -50,7 +60,7 @@ Deno.test("store: replace reports what changed, appeared and vanished", () => {
 });
 
 Deno.test("store: a write's answer goes in only when it is newer than what the cache has", () => {
-  const store = new Store<KubeObject>();
+  const store = new Store<KubeObject>(CONFIG_MAP);
   expect(store.upsertIfNewer(obj("a", "5"))?.type).toBe("added");
   expect(store.upsertIfNewer(obj("a", "4"))).toBeUndefined();
   expect(store.upsertIfNewer(obj("a", "5"))).toBeUndefined();

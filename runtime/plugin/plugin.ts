@@ -6,9 +6,14 @@ import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";
 import type { CacheReader, StoreChange } from "../cache/mod.ts";
 
-/** A namespace/name to reconcile; namespace absent for cluster-scoped kinds. */
-export interface ObjectRef {
+/**
+ * Which object of the plugin's kind to reconcile, as controller-runtime's `NamespacedName`: its
+ * namespace (absent for a cluster-scoped kind) and name. An `ObjectRef` is one too.
+ */
+export interface NamespacedName {
+  /** Absent for a cluster-scoped kind. */
   namespace?: string;
+  /** The object's name. */
   name: string;
 }
 
@@ -63,7 +68,7 @@ export interface Permission {
 export interface Watch<W extends KubeObject = KubeObject> {
   resource: Resource<W>;
   /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
-  map(object: W, context: MapContext): ObjectRef[];
+  map(object: W, context: MapContext): NamespacedName[];
   /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
   filter?(change: StoreChange<W>): boolean;
   /**
@@ -248,7 +253,7 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * Called when an object's key comes up and the object is gone, to drop what the plugin keeps
    * per object (metrics series, say). Children need nothing: owner references remove them.
    */
-  onDeleted?: (ref: ObjectRef, context: { log: Logger; metrics: Registry }) => void;
+  onDeleted?: (ref: NamespacedName, context: { log: Logger; metrics: Registry }) => void;
 }
 
 /** A plugin, as registered with the manager. */

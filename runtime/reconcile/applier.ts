@@ -26,6 +26,7 @@
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
+import { type ObjectRef, objectRef, refKey } from "../../kube/object_ref.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
@@ -44,15 +45,15 @@ import {
   foreignFields,
   removalPatch,
 } from "./foreign_fields.ts";
-import { type InformerPool, objectKey } from "../cache/mod.ts";
-import { controllerOf, ownershipOf, ownershipProblem } from "./ownership.ts";
+import type { InformerPool } from "../cache/mod.ts";
+import { childProblem, controllerOf, ownershipOf } from "./ownership.ts";
 import {
   type ChildProblem,
   type OwnedKind,
   PermanentError,
   TemporaryError,
 } from "../plugin/mod.ts";
-import type { WriteLoopGuard } from "./write_loop_guard.ts";
+import type { WriteLoopGuard, WriteTarget } from "./write_loop_guard.ts";
 
 export interface ApplierDeps {
   /** The plugin's name: field manager, label value, metrics label. */
@@ -72,17 +73,12 @@ export interface ChildrenResult {
   /** Children that could not be written (each also reported as a Warning Event). */
   problems: ChildProblem[];
   /**
-   * Ids (`childId`) of names taken by objects we do not control: when such an object changes
-   * or goes, the parent is looked at again.
+   * Keys (`refKey`) of children whose names are taken by objects we do not control: when such an
+   * object changes   * or goes, the parent is looked at again.
    */
   blocked: string[];
   /** The soonest a refused (looping) write may be tried again, if one was refused. */
   retryInMs?: number;
-}
-
-/** `Kind/namespace/name`: how a child is told apart from others. */
-export function childId(resource: Resource, namespace: string | undefined, name: string): string {
-  return `${resource.kind}/${namespace ?? ""}/${name}`;
 }
 
 export class Applier {
@@ -108,6 +104,7 @@ export class Applier {
     log: Logger,
   ): Promise<ChildrenResult> {
     const result: ChildrenResult = { problems: [], blocked: [] };
+    const parentRef = objectRef(this.#deps.for, parent);
     const report = (problem: Omit<ChildProblem, "plugin">, event = true) => {
       result.problems.push({ plugin: this.#deps.name, ...problem });
       if (!event) return;
@@ -118,8 +115,8 @@ export class Applier {
       });
     };
     const wanted = new Set<string>();
-    for (const child of children) {
-      const kind = this.#ownedKind(child);
+    for (const desired of children) {
+      const kind = this.#ownedKind(desired);
       const { resource } = kind;
       if (!this.#deps.pool.informers(resource).every((i) => i.installed)) {
         throw new TemporaryError(
@@ -129,25 +126,20 @@ export class Applier {
           { retryAfterMs: 30_000 },
         );
       }
-      const stamped = await stampChild(child, parent, this.#deps.name);
-      const meta = stamped.metadata!;
-      const name = meta.name!;
-      const namespace = resource.namespaced ? meta.namespace : undefined;
-      const id = childId(resource, namespace, name);
+      const stamped = await stampChild(desired, parent, this.#deps.name);
+      const child = objectRef(resource, stamped);
+      const { name, namespace } = child;
+      const id = refKey(child);
       wanted.add(id);
       const cached = this.#deps.pool.cache(resource).get(namespace, name);
-      const ownership = ownershipOf(cached, parent.metadata!.uid!);
+      const ownership = ownershipOf(cached, parentRef);
       const adopting = ownership.state === "uncontrolled" && Boolean(kind.adopt);
-      if (ownership.state !== "absent" && ownership.state !== "ours" && !adopting) {
+      const problem = adopting
+        ? undefined
+        : childProblem(this.#deps.name, resource, cached, parentRef);
+      if (problem) {
         result.blocked.push(id);
-        report({
-          kind: resource.kind,
-          name,
-          reason: ownership.state === "controlled-elsewhere"
-            ? "ChildOwnedElsewhere"
-            : "ChildNameTaken",
-          message: ownershipProblem(resource.kind, cached!, ownership)!,
-        });
+        report(problem);
         continue;
       }
       // Being deleted (a replacement, or someone's foreground delete): made anew once it is gone.
@@ -171,7 +163,7 @@ export class Applier {
       if (foreign.length) {
         const allowed = this.#mayWrite(
           parent,
-          id,
+          child,
           label,
           () => `someone keeps adding ${describeForeign(foreign, 3)}`,
         );
@@ -185,11 +177,11 @@ export class Applier {
         }
         await this.#removeForeign(parent, kind, cached!, foreign, signal, log);
         // Taken out (or the child deleted to be made anew): a write, which a fight repeats.
-        this.#wrote(parent, id);
+        this.#wrote(parent, child);
         continue;
       }
       if (claimed && childUpToDate(stamped, cached)) continue;
-      const allowed = this.#mayWrite(parent, id, label, () => describeChange(stamped, cached));
+      const allowed = this.#mayWrite(parent, child, label, () => describeChange(stamped, cached));
       if (allowed !== true) {
         paused(
           allowed,
@@ -203,14 +195,14 @@ export class Applier {
         if (!cached) {
           await this.#create(resource, stamped, signal);
           verb = "Created";
-          this.#wrote(parent, id);
+          this.#wrote(parent, child);
         } else {
           const { replaced, changed } = await this.#update(kind, stamped, cached, signal);
           verb = replaced ? "Replaced" : adopting ? "Adopted" : "Updated";
           if (replaced) detail = `: ${replaced}, so it is deleted and created anew`;
           // A write the server found nothing to change in (our cache was behind) is no write.
           if (!changed) continue;
-          this.#wrote(parent, id);
+          this.#wrote(parent, child);
         }
       } catch (error) {
         if (notServed(error)) {
@@ -265,7 +257,7 @@ export class Applier {
     if (isSubset(desired, current)) return {};
     const allowed = this.#mayWrite(
       parent,
-      "status",
+      undefined,
       "the status",
       () => describeChange({ status: desired }, { status: current }),
     );
@@ -284,7 +276,7 @@ export class Applier {
         signal,
       });
       this.#observe(this.#deps.for, written);
-      if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#wrote(parent, "status");
+      if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#wrote(parent);
     } catch (error) {
       // Server-side apply refuses fields the schema does not declare; retrying cannot help.
       if (error instanceof Error && /not declared in schema/.test(error.message)) {
@@ -309,17 +301,17 @@ export class Applier {
    */
   #mayWrite(
     parent: KubeObject,
-    what: string,
+    child: ObjectRef | undefined,
     label: string,
     describe: () => string,
   ): true | number {
     const verdict = this.#deps.guard.check(
-      this.#guardKey(parent, what),
+      this.#target(parent, child),
       parent.metadata?.generation,
     );
     if (verdict.allowed) return true;
     if (verdict.detected) {
-      const kind = what === "status" ? "status" : what.split("/")[0];
+      const kind = child?.kind ?? "status";
       this.#deps.metrics.writeLoops.inc({ controller: this.#deps.name, kind });
       this.#deps.events.record(parent, {
         type: "Warning",
@@ -334,13 +326,13 @@ export class Applier {
     return verdict.retryInMs;
   }
 
-  /** Counts a write of `what` for `parent` that succeeded and changed the object. */
-  #wrote(parent: KubeObject, what: string): void {
-    this.#deps.guard.record(this.#guardKey(parent, what), parent.metadata?.generation);
+  /** Counts a write of `child` (or the status) of `parent` that succeeded and changed it. */
+  #wrote(parent: KubeObject, child?: ObjectRef): void {
+    this.#deps.guard.record(this.#target(parent, child), parent.metadata?.generation);
   }
 
-  #guardKey(parent: KubeObject, what: string): string {
-    return `${writeLoopPrefix(this.#deps.name, parent.kind ?? "", objectKey(parent))}${what}`;
+  #target(parent: KubeObject, child: ObjectRef | undefined): WriteTarget {
+    return { writer: this.#deps.name, parent: objectRef(this.#deps.for, parent), child };
   }
 
   #ownedKind(child: KubeObject): OwnedKind {
@@ -533,17 +525,16 @@ export class Applier {
   ): Promise<void> {
     const uid = parent.metadata!.uid!;
     for (const { resource } of this.#deps.owns) {
-      for (const child of this.#deps.pool.cache(resource).ownedBy(uid)) {
-        const meta = child.metadata!;
-        if (controllerOf(child)?.uid !== uid || meta.labels?.[PLUGIN_LABEL] !== this.#deps.name) {
+      for (const object of this.#deps.pool.cache(resource).ownedBy(uid)) {
+        const meta = object.metadata!;
+        if (controllerOf(object)?.uid !== uid || meta.labels?.[PLUGIN_LABEL] !== this.#deps.name) {
           continue;
         }
-        const namespace = resource.namespaced ? meta.namespace : undefined;
-        const id = childId(resource, namespace, meta.name!);
-        if (wanted.has(id)) continue;
+        const child = objectRef(resource, object);
+        if (wanted.has(refKey(child))) continue;
         const allowed = this.#mayWrite(
           parent,
-          id,
+          child,
           `${resource.kind} ${meta.name}`,
           () => "it is deleted and wanted again in turn",
         );
@@ -555,7 +546,7 @@ export class Applier {
             uid: meta.uid,
             signal,
           });
-          this.#wrote(parent, id);
+          this.#wrote(parent, child);
         } catch (error) {
           if (!isApiError(error, 404) && !isApiError(error, 409)) throw error;
         }
@@ -577,7 +568,10 @@ export class Applier {
  * Where a write would change `current`, for the write-loop report: the body first, then labels
  * and annotations, never our own bookkeeping (the hash follows whatever changed).
  */
-function describeChange(desired: KubeObject | Record<string, unknown>, current: unknown): string {
+export function describeChange(
+  desired: KubeObject | Record<string, unknown>,
+  current: unknown,
+): string {
   const { metadata, ...body } = desired as KubeObject;
   const actual = (current ?? {}) as KubeObject;
   const annotations = { ...metadata?.annotations };
@@ -595,14 +589,6 @@ function describeChange(desired: KubeObject | Record<string, unknown>, current: 
  * (405, "not allowed while custom resource definition is terminating") or gone (404 naming no
  * object, unlike a 404 about a missing namespace or object).
  */
-function notServed(error: unknown): boolean {
+export function notServed(error: unknown): boolean {
   return isApiError(error, 405) || (isApiError(error, 404) && !error.details?.name);
-}
-
-/**
- * The write-loop guard's key prefix for the writes one plugin makes for one parent: one guard
- * serves every plugin, and parents of two kinds may share a namespace and name.
- */
-export function writeLoopPrefix(plugin: string, kind: string, key: string): string {
-  return `${plugin}|${kind}|${key}|`;
 }

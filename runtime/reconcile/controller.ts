@@ -1,35 +1,40 @@
 /**
  * Runs one plugin: turns informer changes into queue keys, runs reconciles on workers, and hands
  * each Outcome to the applier, which writes only what differs and only what the parent controls.
+ * What happens after a visit is decided by `nextStep` (next_step.ts); this carries it out.
  */
 import type { KubeClient } from "../../kube/client.ts";
-import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
-import { NotLeaderError } from "../../kube/write_fence.ts";
+import type { KubeObject } from "../../kube/object.ts";
+import {
+  type ObjectRef,
+  objectRef,
+  ownerRefOf,
+  parseRefKey,
+  refKey,
+  refTo,
+} from "../../kube/object_ref.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
-import { Applier, childId, writeLoopPrefix } from "./applier.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
-import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
-import type { ChildProblems } from "./child_problems.ts";
-import type { ControllerMetrics } from "./controller_metrics.ts";
-import { causeOf, type EventRecorder, type Logger, WarningThrottle } from "../observe/mod.ts";
 import {
   type Informer,
   type InformerPool,
-  objectKey,
-  splitKey,
   StaleCacheError,
   type StoreChange,
 } from "../cache/mod.ts";
+import { causeOf, type EventRecorder, type Logger, WarningThrottle } from "../observe/mod.ts";
 import {
-  type ObjectRef,
   type Outcome,
   ownedKinds,
   PermanentError,
   type Plugin,
   type ReconcileContext,
-  TemporaryError,
 } from "../plugin/mod.ts";
+import { Applier } from "./applier.ts";
+import type { ChildProblems } from "./child_problems.ts";
+import type { ControllerMetrics } from "./controller_metrics.ts";
+import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
+import { messageOf, nextStep, type Step, type Visit } from "./next_step.ts";
 import { WorkQueue } from "./work_queue.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
@@ -46,12 +51,15 @@ export interface ControllerDeps {
   concurrency?: number;
 }
 
-function refKey(ref: ObjectRef): string {
-  return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
-}
-
-function sameKind(resource: Resource, apiVersion: string | undefined, kind: string | undefined) {
-  return resource.kind === kind && apiVersionOf(resource) === apiVersion;
+/** A visit, with what the step after it needs. */
+interface Visited<T> {
+  visit: Visit;
+  /** The object, when it was there. */
+  object?: T;
+  /** The caches to wait for, when the step parks the key. */
+  behind?: Informer[];
+  /** The finalizer, for the line that says it was removed. */
+  finalizer?: string;
 }
 
 export class Controller<T extends KubeObject = KubeObject> {
@@ -61,7 +69,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #log: Logger;
   readonly #warnings: WarningThrottle;
   readonly #applier: Applier;
-  /** Names taken by objects we do not control (`childId`), and the parents that want them. */
+  /** Names taken by objects we do not control (`refKey`), and the parents (keys) that want them. */
   readonly #blocked = new Map<string, Set<string>>();
   /** Delays before looking again at a parent whose children were refused: 30 s doubling to 10 min. */
   readonly #refusals = new KeyedBackoff(30_000, 600_000);
@@ -101,13 +109,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       if (watch.optional) pool.informers(watch.resource, { optional: true });
     }
     pool.onChange<T>(plugin.for, (change) => {
-      if (change.type === "deleted") this.#finalized.delete(objectKey(change.object));
+      const key = this.#keyOf(change.object);
+      if (change.type === "deleted") this.#finalized.delete(key);
       // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
       const deleting = change.type === "updated" && plugin.finalize &&
         !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
-      if (deleting || !plugin.filter || plugin.filter(change)) {
-        this.#enqueue(objectKey(change.object));
-      }
+      if (deleting || !plugin.filter || plugin.filter(change)) this.#enqueue(key);
     });
     for (const { resource } of owned) {
       pool.onChange(resource, (change) => {
@@ -133,7 +140,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
         for (const object of objects) {
           try {
-            for (const ref of watch.map(object, context)) this.#enqueue(refKey(ref));
+            for (const at of watch.map(object, context)) {
+              this.#enqueue(refKey(refTo(plugin.for, at)));
+            }
           } catch (error) {
             this.#log.error("watch mapping of {kind} failed: {error}", {
               kind: watch.resource.kind,
@@ -145,15 +154,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     // Another plugin could not write one of our objects' children: its status may say so.
     deps.problems.onChange((parent, by) => {
-      const [kind, key] = splitParent(parent);
-      if (kind === plugin.for.kind && by !== plugin.name) this.#enqueue(key);
+      const ours = parent.kind === plugin.for.kind && parent.group === plugin.for.group;
+      if (ours && by !== plugin.name) this.#enqueue(refKey(parent));
     });
   }
 
   /** Queues every cached object of the plugin's kind (start of leadership, resync), now. */
   enqueueAll(): void {
     for (const object of this.#deps.pool.cache(this.plugin.for).list()) {
-      this.#queue?.add(objectKey(object));
+      this.#queue?.add(this.#keyOf(object));
     }
   }
 
@@ -166,7 +175,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await this.#run(stop, abort);
     } catch (error) {
-      this.#failure = error instanceof Error ? error.message : String(error);
+      this.#failure = messageOf(error);
       throw error;
     }
   }
@@ -198,6 +207,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#log.info("stopped");
   }
 
+  /** The queue key of an object of the plugin's kind. */
+  #keyOf(object: KubeObject): string {
+    return refKey(objectRef(this.plugin.for, object));
+  }
+
   /** A change concerns `key`: visit it, after the plugin's debounce. */
   #enqueue(key: string): void {
     const debounce = this.plugin.debounceMs ?? 0;
@@ -208,22 +222,13 @@ export class Controller<T extends KubeObject = KubeObject> {
   #enqueueOwner(change: StoreChange<KubeObject>): void {
     const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
     for (const object of objects) {
-      for (const ref of object.metadata?.ownerReferences ?? []) {
-        if (ref.controller && sameKind(this.plugin.for, ref.apiVersion, ref.kind)) {
-          const namespace = this.plugin.for.namespaced ? object.metadata?.namespace : undefined;
-          this.#enqueue(refKey({ namespace, name: ref.name }));
-        }
-      }
+      for (const key of controllerKeys(object, this.plugin.for)) this.#enqueue(key);
     }
   }
 
   /** An object in the way of some parent changed or went: those parents look again. */
   #enqueueBlocked(resource: Resource, object: KubeObject): void {
-    const id = childId(
-      resource,
-      resource.namespaced ? object.metadata?.namespace : undefined,
-      object.metadata?.name ?? "",
-    );
+    const id = refKey(objectRef(resource, object));
     const parents = this.#blocked.get(id);
     if (!parents) return;
     this.#blocked.delete(id);
@@ -242,7 +247,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       } catch (error) {
         // A bug in the machinery, not a plugin's failure (those are caught and retried): say so,
         // and let /healthz fail so the process is restarted.
-        this.#failure = `a worker stopped: ${error instanceof Error ? error.message : error}`;
+        this.#failure = `a worker stopped: ${messageOf(error)}`;
         this.#log.error("worker stopped with an error: {error}", { error });
         return;
       } finally {
@@ -252,42 +257,41 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** One visit of `key`: look, decide (`nextStep`), carry it out. */
   async #process(queue: WorkQueue, key: string, abort: AbortSignal): Promise<void> {
-    const { metrics, pool, client, events, problems } = this.#deps;
-    const { namespace, name } = splitKey(key);
+    const parent = parseRefKey(key);
+    const started = performance.now();
+    const visited = await this.#visit(parent, key, abort);
+    const step = nextStep(visited.visit);
+    this.#carryOut(step, { queue, key, parent, visited });
+    if (step.result) {
+      const { metrics } = this.#deps;
+      metrics.reconcileTotal.inc({ controller: this.name, result: step.result });
+      metrics.reconcileTime.observe(
+        { controller: this.name },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  /**
+   * Looks at the caches and the object, and runs the plugin's `reconcile` (or `finalize`) with
+   * the applier behind it. Never throws for what the plugin or the API server did: that is the
+   * visit's outcome.
+   */
+  async #visit(parent: ObjectRef, key: string, abort: AbortSignal): Promise<Visited<T>> {
+    const { pool, client, events, metrics, problems } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
     const behind = this.#reads.filter((informer) => !informer.fresh);
-    if (behind.length) return this.#park(key, behind);
-    const parentId = `${this.plugin.for.kind}|${key}`;
-    const object = pool.cache<T>(this.plugin.for).get(namespace, name);
+    if (behind.length) return { visit: { kind: "behind" }, behind };
+    const object = pool.cache<T>(this.plugin.for).get(parent.namespace, parent.name);
+    if (!object) return { visit: { kind: "gone" } };
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
-    const finalizing = !!object?.metadata?.deletionTimestamp && !!finalizer &&
-      hasFinalizer(object, finalizer);
-    if (!object || (object.metadata?.deletionTimestamp && !finalizing)) {
-      // Gone or going: owner references let the garbage collector remove the children.
-      queue.forget(key);
-      if (!object) {
-        problems.forget(parentId);
-        this.#deps.guard.forget(writeLoopPrefix(this.name, this.plugin.for.kind, key));
-        // Nor is it waiting for anything any more: no backoff kept, no object in its way.
-        this.#refusals.forget(key);
-        for (const [id, parents] of this.#blocked) {
-          if (parents.delete(key) && !parents.size) this.#blocked.delete(id);
-        }
-        try {
-          this.plugin.onDeleted?.({ namespace, name }, {
-            log: this.#log,
-            metrics: metrics.registry,
-          });
-        } catch (error) {
-          this.#log.error("onDeleted of {object} failed: {error}", { object: key, error });
-        }
-      }
-      return;
-    }
-    const log = this.#log.with({ object: key });
-    const fresh = this.#freshnessFence(this.#reads);
+    const deleting = !!object.metadata?.deletionTimestamp;
+    const finalizing = deleting && !!finalizer && hasFinalizer(object, finalizer);
+    if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
+    const fresh = freshnessFence(this.#reads);
     const writer = client.fenced(fresh.fence);
     const context: ReconcileContext = {
       client: writer,
@@ -297,119 +301,158 @@ export class Controller<T extends KubeObject = KubeObject> {
         return pool.cache(resource);
       },
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
-      problems: () => problems.get(parentId),
-      log,
+      problems: () => problems.get(parent),
+      log: this.#log.with({ object: key }),
       events,
       metrics: metrics.registry,
       signal: abort,
     };
+    const visited = (visit: Visit): Visited<T> => ({
+      visit,
+      object,
+      finalizer,
+      behind: visit.kind === "failed" && visit.error instanceof StaleCacheError
+        ? [visit.error.informer]
+        : undefined,
+    });
     if (finalizing) {
       const done = this.#finalized.get(key);
-      if (
-        done?.uid === object.metadata?.uid &&
-        done?.resourceVersion === object.metadata?.resourceVersion
-      ) {
-        // Woken (say, by a change its own finalize made) before the cache saw the finalizer
-        // go: the object is leaving, and finalizing it again would repeat the cleanup.
-        queue.forget(key);
-        return;
+      const { uid, resourceVersion } = object.metadata ?? {};
+      // Woken (say, by a change its own finalize made) before the cache saw the finalizer go: the
+      // object is leaving, and finalizing it again would repeat the cleanup.
+      if (done?.uid === uid && done?.resourceVersion === resourceVersion) {
+        return visited({ kind: "finalized-already" });
       }
-      return await this.#finalize(queue, key, object, finalizer!, context);
+      try {
+        await this.plugin.finalize!(object, context);
+        try {
+          await setFinalizer(client, this.plugin.for, object, finalizer!, {
+            present: false,
+            signal: abort,
+          });
+        } catch (error) {
+          // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
+          if (!isApiError(error, 404)) throw error;
+        }
+        this.#finalized.set(key, { uid, resourceVersion });
+        return visited({ kind: "finalized" });
+      } catch (error) {
+        return visited({ kind: "finalize-failed", error, cancelled: abort.aborted });
+      }
     }
-    const applier = this.#applier.using(writer);
-    const started = performance.now();
-    let result: "success" | "error" | "requeue" | "requeue_after" = "success";
     try {
-      if (finalizer && !hasFinalizer(object, finalizer)) {
-        // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-        await setFinalizer(writer, this.plugin.for, object, finalizer, {
-          present: true,
-          signal: abort,
-        });
-        log.debug("added finalizer {finalizer}", { finalizer });
-      }
-      const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
-      let retryInMs: number | undefined;
-      if (outcome.children) {
-        const applied = await applier.applyChildren(object, outcome.children, abort, log);
-        problems.set(parentId, this.name, applied.problems);
-        for (const id of applied.blocked) {
-          const parents = this.#blocked.get(id) ?? new Set<string>();
-          this.#blocked.set(id, parents.add(key));
-        }
-        retryInMs = applied.retryInMs;
-        const refused = applied.problems.filter((p) => p.reason !== "WriteLoopDetected");
-        if (refused.length && retryInMs === undefined) {
-          // Reported already (Events, problems). Looked at again when the parent or the object
-          // in the way changes, and besides after a while, slower each time: what refused a
-          // child (an admission policy, a quota) may change without telling us.
-          queue.forget(key);
-          queue.addAfter(key, this.#refusals.next(key));
-          result = "error";
-          metrics.reconcileErrors.inc({ controller: this.name });
-          return;
-        }
-        this.#refusals.forget(key);
-      }
-      if (outcome.status) {
-        if (this.plugin.writesStatus === false) {
-          throw new PermanentError(
-            `plugin ${this.name} returned a status but declares writesStatus: false`,
-            { reason: "UndeclaredStatus" },
-          );
-        }
-        const status = await applier.applyStatus(object, outcome.status, abort);
-        if (status.retryInMs !== undefined) {
-          retryInMs = Math.min(retryInMs ?? Infinity, status.retryInMs);
-        }
-      }
-      queue.forget(key);
-      const after = Math.min(outcome.requeueAfterMs ?? Infinity, retryInMs ?? Infinity);
-      if (Number.isFinite(after) && after >= 0) {
-        queue.addAfter(key, after);
-        result = "requeue_after";
-      }
+      return visited(await this.#reconcile(parent, key, object, finalizer, context, writer));
     } catch (error) {
-      if (error instanceof StaleCacheError && !abort.aborted) {
-        // A cache fell behind while this reconcile ran: not a failure; visited again once it
-        // has listed.
-        result = "requeue";
-        this.#park(key, [error.informer]);
-        return;
+      return visited({ kind: "failed", error, cancelled: abort.aborted });
+    }
+  }
+
+  /** The plugin's reconcile, and its Outcome made true. */
+  async #reconcile(
+    parent: ObjectRef,
+    key: string,
+    object: T,
+    finalizer: string | undefined,
+    context: ReconcileContext,
+    writer: KubeClient,
+  ): Promise<Visit> {
+    const { problems } = this.#deps;
+    const { signal, log } = context;
+    if (finalizer && !hasFinalizer(object, finalizer)) {
+      // Before anything is made outside Kubernetes, so that nothing can outlive the object.
+      await setFinalizer(writer, this.plugin.for, object, finalizer, { present: true, signal });
+      log.debug("added finalizer {finalizer}", { finalizer });
+    }
+    const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
+    const applier = this.#applier.using(writer);
+    let pausedForMs: number | undefined;
+    if (outcome.children) {
+      const applied = await applier.applyChildren(object, outcome.children, signal, log);
+      problems.set(parent, this.name, applied.problems);
+      for (const id of applied.blocked) {
+        this.#blocked.set(id, (this.#blocked.get(id) ?? new Set<string>()).add(key));
       }
-      result = "error";
-      metrics.reconcileErrors.inc({ controller: this.name });
-      const message = error instanceof Error ? error.message : String(error);
-      if (isBug(error)) metrics.reconcilePanics.inc({ controller: this.name });
-      if (error instanceof PermanentError) {
-        metrics.terminalErrors.inc({ controller: this.name });
-        queue.forget(key);
-        log.error("reconcile failed for good (not retried until it changes): {error}", {
-          error: message,
-        });
-        events.record(object, { type: "Warning", reason: error.reason, message });
-      } else if (abort.aborted || error instanceof NotLeaderError) {
-        // Leadership ended: the next leader (maybe us again) reconciles everything anew.
-        log.debug("reconcile cancelled: {error}", { error: message });
+      pausedForMs = applied.retryInMs;
+      const refused = applied.problems.some((p) => p.reason !== "WriteLoopDetected");
+      if (refused && pausedForMs === undefined) return { kind: "refused" };
+    }
+    if (outcome.status) {
+      if (this.plugin.writesStatus === false) {
+        throw new PermanentError(
+          `plugin ${this.name} returned a status but declares writesStatus: false`,
+          { reason: "UndeclaredStatus" },
+        );
+      }
+      const status = await applier.applyStatus(object, outcome.status, signal);
+      pausedForMs = Math.min(pausedForMs ?? Infinity, status.retryInMs ?? Infinity);
+    }
+    return {
+      kind: "reconciled",
+      requeueAfterMs: outcome.requeueAfterMs,
+      pausedForMs: Number.isFinite(pausedForMs) ? pausedForMs : undefined,
+      returnedChildren: outcome.children !== undefined,
+    };
+  }
+
+  /** Carries `step` out: the queue, the bookkeeping, the error counts, the log line, the Event. */
+  #carryOut(
+    step: Step,
+    at: { queue: WorkQueue; key: string; parent: ObjectRef; visited: Visited<T> },
+  ): void {
+    const { queue, key, parent, visited } = at;
+    const { metrics, events } = this.#deps;
+    if (step.forget) queue.forget(key);
+    if (step.forgetRefusals) this.#refusals.forget(key);
+    if (step.cleanUp) this.#cleanUp(parent, key);
+    let delay: number | undefined;
+    const requeue = step.requeue;
+    if (requeue && "afterMs" in requeue) queue.addAfter(key, delay = requeue.afterMs);
+    else if (requeue && "park" in requeue) this.#park(key, visited.behind ?? []);
+    else if (requeue?.backoff === "failure") delay = queue.addRateLimited(key);
+    else if (requeue?.backoff === "refusal") queue.addAfter(key, this.#refusals.next(key));
+    if (step.errors) {
+      const labels = { controller: this.name };
+      metrics.reconcileErrors.inc(labels);
+      if (step.errors.panic) metrics.reconcilePanics.inc(labels);
+      if (step.errors.terminal) metrics.terminalErrors.inc(labels);
+    }
+    const { visit, object } = visited;
+    const error = "error" in visit ? messageOf(visit.error) : undefined;
+    if (step.log) {
+      const properties = {
+        object: key,
+        delay: delay === undefined ? undefined : Math.round(delay),
+        error,
+        finalizer: visited.finalizer,
+      };
+      const log = this.#log.with({ object: key });
+      if (step.log.throttled && "error" in visit) {
+        this.#warnings.warn(causeOf(visit.error), step.log.message, properties);
       } else {
-        const delay = error instanceof TemporaryError && error.retryAfterMs !== undefined
-          ? (queue.addAfter(key, error.retryAfterMs), error.retryAfterMs)
-          : queue.addRateLimited(key);
-        // Conflicts are routine (a newer version exists); they retry quietly. Other failures are
-        // logged once per cause per interval: in an outage every object fails the same way.
-        const routine = isApiError(error, 409) || isApiError((error as Error).cause, 409);
-        const line = "reconcile of {object} failed, retrying in {delay} ms: {error}";
-        const properties = { object: key, delay: Math.round(delay), error: message };
-        if (routine) log.debug(line, properties);
-        else this.#warnings.warn(causeOf(error), line, properties);
-        if (!routine) events.record(object, { type: "Warning", reason: "ReconcileError", message });
+        log[step.log.level](step.log.message, properties);
       }
-    } finally {
-      metrics.reconcileTotal.inc({ controller: this.name, result });
-      metrics.reconcileTime.observe(
-        { controller: this.name },
-        (performance.now() - started) / 1000,
-      );
+    }
+    if (step.event && object) {
+      events.record(object, { type: "Warning", ...step.event });
+    }
+  }
+
+  /** The parent is gone: nothing is kept about it any more, and its plugin is told. */
+  #cleanUp(parent: ObjectRef, key: string): void {
+    this.#deps.problems.forget(parent);
+    this.#deps.guard.forget(this.name, parent);
+    // Nor is it waiting for anything any more: no backoff kept, no object in its way.
+    this.#refusals.forget(key);
+    for (const [id, parents] of this.#blocked) {
+      if (parents.delete(key) && !parents.size) this.#blocked.delete(id);
+    }
+    try {
+      this.plugin.onDeleted?.({ namespace: parent.namespace, name: parent.name }, {
+        log: this.#log,
+        metrics: this.#deps.metrics.registry,
+      });
+    } catch (error) {
+      this.#log.error("onDeleted of {object} failed: {error}", { object: key, error });
     }
   }
 
@@ -436,90 +479,42 @@ export class Controller<T extends KubeObject = KubeObject> {
       keys.add(key);
     }
   }
+}
 
-  /**
-   * The write fence of one reconcile: every cache it read (the declared ones at once, others as
-   * they are read) must be fresh and not have fallen behind since, right before each write leaves.
-   */
-  #freshnessFence(declared: Informer[]): { fence: () => void; read: (i: Informer) => void } {
-    const epochs = new Map(declared.map((informer) => [informer, informer.epoch]));
-    return {
-      read: (informer) => {
-        if (!epochs.has(informer)) epochs.set(informer, informer.epoch);
-      },
-      fence: () => {
-        for (const [informer, epoch] of epochs) {
-          if (!informer.fresh || informer.epoch !== epoch) throw new StaleCacheError(informer);
+/**
+ * The queue keys of the objects of `kind` that control `object` (by its controller owner
+ * reference, of that kind and API version): a change of a child reconciles its parent.
+ */
+export function controllerKeys(object: KubeObject, kind: Resource): string[] {
+  const namespace = kind.namespaced ? object.metadata?.namespace : undefined;
+  return (object.metadata?.ownerReferences ?? [])
+    .filter((ref) =>
+      ref.controller && ref.kind === kind.kind && ref.apiVersion === apiVersionOf(kind)
+    )
+    .map((ref) => refKey(ownerRefOf(ref, namespace)));
+}
+
+/** What the fence needs of a cache. */
+type Freshness = Pick<Informer, "fresh" | "epoch">;
+
+/**
+ * The write fence of one reconcile: every cache it read (the declared ones at once, others as
+ * they are read) must be fresh and not have fallen behind since, right before each write leaves.
+ */
+export function freshnessFence(
+  declared: Freshness[],
+): { fence: () => void; read: (informer: Freshness) => void } {
+  const epochs = new Map(declared.map((informer) => [informer, informer.epoch]));
+  return {
+    read: (informer) => {
+      if (!epochs.has(informer)) epochs.set(informer, informer.epoch);
+    },
+    fence: () => {
+      for (const [informer, epoch] of epochs) {
+        if (!informer.fresh || informer.epoch !== epoch) {
+          throw new StaleCacheError(informer as Informer);
         }
-      },
-    };
-  }
-
-  /**
-   * Deletion has started and our finalizer holds the object: the plugin cleans up, then the
-   * finalizer goes and the object with it. A failure is retried with backoff, whatever its kind
-   * (a permanent one would hold the object forever), and told in a `FinalizeFailed` Event.
-   */
-  async #finalize(
-    queue: WorkQueue,
-    key: string,
-    object: T,
-    finalizer: string,
-    context: ReconcileContext,
-  ): Promise<void> {
-    const { metrics, client, events } = this.#deps;
-    const started = performance.now();
-    let result: "success" | "error" = "success";
-    try {
-      await this.plugin.finalize!(object, context);
-      try {
-        await setFinalizer(client, this.plugin.for, object, finalizer, {
-          present: false,
-          signal: context.signal,
-        });
-      } catch (error) {
-        // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
-        if (!isApiError(error, 404)) throw error;
       }
-      const { uid, resourceVersion } = object.metadata ?? {};
-      this.#finalized.set(key, { uid, resourceVersion });
-      queue.forget(key);
-      context.log.info("finalized; removed finalizer {finalizer}", { finalizer });
-    } catch (error) {
-      result = "error";
-      metrics.reconcileErrors.inc({ controller: this.name });
-      const message = error instanceof Error ? error.message : String(error);
-      if (context.signal.aborted || error instanceof NotLeaderError) return;
-      const delay = queue.addRateLimited(key);
-      if (isApiError(error, 409)) return; // changed meanwhile: look again
-      this.#warnings.warn(
-        causeOf(error),
-        "finalize of {object} failed, retrying in {delay} ms: {error}",
-        {
-          object: key,
-          delay: Math.round(delay),
-          error: message,
-        },
-      );
-      events.record(object, { type: "Warning", reason: "FinalizeFailed", message });
-    } finally {
-      metrics.reconcileTotal.inc({ controller: this.name, result });
-      metrics.reconcileTime.observe(
-        { controller: this.name },
-        (performance.now() - started) / 1000,
-      );
-    }
-  }
-}
-
-/** A JavaScript error that only a bug raises: what Go would call a panic. */
-function isBug(error: unknown): boolean {
-  return error instanceof TypeError || error instanceof ReferenceError ||
-    error instanceof RangeError || error instanceof SyntaxError;
-}
-
-/** `Kind|namespace/name` → [Kind, namespace/name]. */
-function splitParent(parent: string): [string, string] {
-  const bar = parent.indexOf("|");
-  return [parent.slice(0, bar), parent.slice(bar + 1)];
+    },
+  };
 }

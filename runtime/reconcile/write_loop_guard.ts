@@ -4,7 +4,17 @@
  * it recurs, instead of hammering the API server. A non-idempotent plugin (a timestamp in a
  * child) or two writers fighting over a field are caught within a second or so.
  */
+import { type ObjectRef, refKey } from "../../kube/object_ref.ts";
 import { monotonicMs } from "../../util/clock.ts";
+
+/** One thing written again and again: a child of a parent (or its status), by one plugin. */
+export interface WriteTarget {
+  /** The plugin that writes it (one guard serves every plugin). */
+  writer: string;
+  parent: ObjectRef;
+  /** The child written; absent for the parent's status. */
+  child?: ObjectRef;
+}
 
 export interface WriteLoopGuardOptions {
   /**
@@ -47,7 +57,8 @@ export class WriteLoopGuard {
   readonly #windowMs: number;
   readonly #backoffMs: number;
   readonly #maxBackoffMs: number;
-  readonly #entries = new Map<string, Entry>();
+  /** By writer and parent (`refKey`), then by child (`refKey`, or "status"). */
+  readonly #entries = new Map<string, Map<string, Entry>>();
 
   constructor(options: WriteLoopGuardOptions = {}) {
     this.#maxWrites = options.maxWrites ?? 10;
@@ -56,9 +67,9 @@ export class WriteLoopGuard {
     this.#maxBackoffMs = options.maxBackoffMs ?? 600_000;
   }
 
-  /** Asks before writing `key` (parent and child) for a parent at `generation`. */
-  check(key: string, generation: number | undefined): WriteVerdict {
-    const entry = this.#entries.get(key);
+  /** Asks before writing `target` for a parent at `generation`. */
+  check(target: WriteTarget, generation: number | undefined): WriteVerdict {
+    const entry = this.#parent(target)?.get(childKey(target));
     if (!entry || entry.generation !== generation) return { allowed: true };
     const now = monotonicMs();
     if (entry.blockedUntil !== undefined && now < entry.blockedUntil) {
@@ -79,24 +90,40 @@ export class WriteLoopGuard {
     return { allowed: false, retryInMs: backoff, detected: true, writes };
   }
 
-  /** Records a write of `key` that went out. */
-  record(key: string, generation: number | undefined): void {
+  /** Records a write of `target` that went out. */
+  record(target: WriteTarget, generation: number | undefined): void {
     const now = monotonicMs();
-    let entry = this.#entries.get(key);
+    const key = childKey(target);
+    let writes = this.#parent(target);
+    if (!writes) this.#entries.set(parentKey(target), writes = new Map());
+    let entry = writes.get(key);
     // A new generation is a new request from the user: earlier writes say nothing about it. A
     // key quiet for longer than the longest pause starts over as well.
     if (
       !entry || entry.generation !== generation || now - entry.lastWriteAt > this.#maxBackoffMs
     ) {
       entry = { generation, writes: [], loops: 0, lastWriteAt: now };
-      this.#entries.set(key, entry);
+      writes.set(key, entry);
     }
     entry.writes.push(now);
     entry.lastWriteAt = now;
   }
 
-  /** Forgets every key that starts with `prefix` (a parent that is gone). */
-  forget(prefix: string): void {
-    for (const key of this.#entries.keys()) if (key.startsWith(prefix)) this.#entries.delete(key);
+  /** Forgets what `writer` wrote for `parent` (a parent that is gone). */
+  forget(writer: string, parent: ObjectRef): void {
+    this.#entries.delete(parentKey({ writer, parent }));
   }
+
+  #parent(target: WriteTarget): Map<string, Entry> | undefined {
+    return this.#entries.get(parentKey(target));
+  }
+}
+
+/** A writer's entries for one parent: a plugin name holds no space, and a key none either. */
+function parentKey(target: Pick<WriteTarget, "writer" | "parent">): string {
+  return `${target.writer} ${refKey(target.parent)}`;
+}
+
+function childKey(target: WriteTarget): string {
+  return target.child ? refKey(target.child) : "status";
 }

@@ -1,8 +1,19 @@
 import * as FakeTimers from "@sinonjs/fake-timers";
 import { expect } from "expect";
 
+import { CONFIG_MAP } from "../../kube/kinds.ts";
+import { refTo } from "../../kube/object_ref.ts";
+import { WriteLoopGuard, type WriteTarget } from "./write_loop_guard.ts";
+
 type Clock = ReturnType<typeof FakeTimers.install>;
-import { WriteLoopGuard } from "./write_loop_guard.ts";
+
+const PARENT = { group: "x.example.com", kind: "P", namespace: "ns", name: "p" };
+const CHILD: WriteTarget = {
+  writer: "plugin",
+  parent: PARENT,
+  child: refTo(CONFIG_MAP, { namespace: "ns", name: "child" }),
+};
+const STATUS: WriteTarget = { writer: "plugin", parent: PARENT };
 
 function withClock(fn: (clock: Clock) => void) {
   return () => {
@@ -20,9 +31,9 @@ function hammer(guard: WriteLoopGuard, clock: Clock, forMs: number) {
   let writes = 0;
   let detected = 0;
   for (let t = 0; t < forMs; t += 10) {
-    const verdict = guard.check("p/child", 1);
+    const verdict = guard.check(CHILD, 1);
     if (verdict.allowed) {
-      guard.record("p/child", 1);
+      guard.record(CHILD, 1);
       writes++;
     } else if (verdict.detected) {
       detected++;
@@ -46,13 +57,13 @@ Deno.test(
   withClock((clock) => {
     const guard = new WriteLoopGuard({ maxWrites: 5, windowMs: 10_000 });
     for (let i = 0; i < 50; i++) {
-      expect(guard.check("p/child", 1).allowed).toBe(true);
-      guard.record("p/child", 1);
+      expect(guard.check(CHILD, 1).allowed).toBe(true);
+      guard.record(CHILD, 1);
       clock.tick(2_500);
     }
     for (let generation = 2; generation < 50; generation++) {
-      expect(guard.check("p/child", generation).allowed).toBe(true);
-      guard.record("p/child", generation);
+      expect(guard.check(CHILD, generation).allowed).toBe(true);
+      guard.record(CHILD, generation);
     }
   }),
 );
@@ -61,24 +72,24 @@ Deno.test(
   "a refused write says when to come back; a new generation is let through at once",
   withClock((clock) => {
     const guard = new WriteLoopGuard({ maxWrites: 2, windowMs: 10_000, backoffMs: 1_000 });
-    guard.record("k", 7);
-    guard.record("k", 7);
-    expect(guard.check("k", 7)).toEqual({
+    guard.record(CHILD, 7);
+    guard.record(CHILD, 7);
+    expect(guard.check(CHILD, 7)).toEqual({
       allowed: false,
       retryInMs: 1_000,
       detected: true,
       writes: 2,
     });
     clock.tick(400);
-    expect(guard.check("k", 7)).toEqual({
+    expect(guard.check(CHILD, 7)).toEqual({
       allowed: false,
       retryInMs: 600,
       detected: false,
       writes: 0,
     });
-    expect(guard.check("k", 8)).toEqual({ allowed: true });
-    guard.forget("k");
-    expect(guard.check("k", 7)).toEqual({ allowed: true });
+    expect(guard.check(CHILD, 8)).toEqual({ allowed: true });
+    guard.forget("plugin", PARENT);
+    expect(guard.check(CHILD, 7)).toEqual({ allowed: true });
   }),
 );
 
@@ -88,17 +99,33 @@ Deno.test(
     const guard = new WriteLoopGuard({ maxWrites: 10, windowMs: 10_000 });
     // An API server restarting: a retry every 5 ms doubling, for 30 s, none of them a write.
     for (let delay = 5, t = 0; t < 30_000; t += delay, delay = Math.min(delay * 2, 1_000)) {
-      expect(guard.check("p/status", 3).allowed).toBe(true);
+      expect(guard.check(STATUS, 3).allowed).toBe(true);
       clock.tick(delay);
     }
     // Then the catch-up: the writes that do go through, a handful, are let through.
     for (let i = 0; i < 9; i++) {
-      expect(guard.check("p/status", 3).allowed).toBe(true);
-      guard.record("p/status", 3);
+      expect(guard.check(STATUS, 3).allowed).toBe(true);
+      guard.record(STATUS, 3);
       clock.tick(100);
     }
     // Only a tenth write that changed something, within the window, is one too many.
-    guard.record("p/status", 3);
-    expect(guard.check("p/status", 3)).toMatchObject({ allowed: false, detected: true });
+    guard.record(STATUS, 3);
+    expect(guard.check(STATUS, 3)).toMatchObject({ allowed: false, detected: true });
   }),
 );
+
+Deno.test("each writer, parent and child is counted apart; forgetting a parent forgets its writes", () => {
+  const guard = new WriteLoopGuard({ maxWrites: 1, windowMs: 10_000, backoffMs: 1_000 });
+  guard.record(CHILD, 1);
+  expect(guard.check(CHILD, 1).allowed).toBe(false);
+  // Another child, the status, another writer, a namesake parent of another kind: not this loop.
+  const other = refTo(CONFIG_MAP, { namespace: "ns", name: "other" });
+  expect(guard.check({ ...CHILD, child: other }, 1).allowed).toBe(true);
+  expect(guard.check(STATUS, 1).allowed).toBe(true);
+  expect(guard.check({ ...CHILD, writer: "another" }, 1).allowed).toBe(true);
+  expect(guard.check({ ...CHILD, parent: { ...PARENT, kind: "Q" } }, 1).allowed).toBe(true);
+  guard.record(STATUS, 1);
+  guard.forget("plugin", PARENT);
+  expect(guard.check(CHILD, 1).allowed).toBe(true);
+  expect(guard.check(STATUS, 1).allowed).toBe(true);
+});

@@ -27,7 +27,7 @@ Deno.test("admission: defaulting answers a JSON patch, validation warnings and r
     certificate: () => Promise.resolve(serving),
     context: {
       client: {} as KubeClient,
-      cache: () => new Store(),
+      cache: (resource) => new Store(resource),
       installed: () => true,
       log: log("test"),
     },
@@ -103,7 +103,7 @@ Deno.test("without a certificate the server says why, and serves once one comes"
     certificate: () => Promise.resolve(certificate),
     context: {
       client: {} as KubeClient,
-      cache: () => new Store(),
+      cache: (resource) => new Store(resource),
       installed: () => true,
       log: log("t"),
     },
@@ -135,7 +135,7 @@ Deno.test("a default that changes its object in place is not lost", async () => 
     certificate: () => Promise.resolve(serving),
     context: {
       client: {} as KubeClient,
-      cache: () => new Store(),
+      cache: (resource) => new Store(resource),
       installed: () => true,
       log: log("t"),
     },

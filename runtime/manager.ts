@@ -5,11 +5,10 @@
 import { KubeClient } from "../kube/client.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { ConnectionCheckOptions } from "../kube/connection_health.ts";
-import { apiVersionOf } from "../kube/resource.ts";
 import {
   AccessReviewer,
   type BindAddress,
-  Checks,
+  connectionChecks,
   exposeProcessMetrics,
   exposeRequestCounts,
   HttpServer,
@@ -18,7 +17,7 @@ import {
   log as rootLog,
   type Logger,
   metricsRoute,
-  probeRoutes,
+  Probes,
   Registry,
   type Route,
   selfSignedCertificate,
@@ -27,6 +26,7 @@ import {
 import {
   ChildProblems,
   Controller,
+  controllerChecks,
   ControllerMetrics,
   WriteLoopGuard,
   type WriteLoopGuardOptions,
@@ -206,139 +206,100 @@ export class Manager {
    */
   async run(signal: AbortSignal): Promise<void> {
     const informers = new AbortController();
-    const servers: HttpServer[] = [];
-    // Clients of their own for what callers cause (reviews, admission reads), apart from the
-    // reconcilers' rate limit; closed when the manager stops.
-    const callerClients: KubeClient[] = [];
-    const callerClient = (purpose: string, rateLimit?: { qps: number; burst: number }) => {
-      const client = new KubeClient(this.#options.client.transport.config, {
-        userAgent: `${this.#options.component ?? "ptemplate-operator"}/${purpose}`,
-        rateLimit,
-        maxRetries: 0,
-      });
-      callerClients.push(client);
-      return client;
-    };
-    const readyz = new Checks("readyz");
-    const healthz = new Checks("healthz");
-    healthz.add("ping", () => undefined);
-    const health = this.#options.client.transport.health;
-    const unhealthyAfterMs = this.#options.connection?.unhealthyAfterMs ?? 60_000;
-    healthz.add("api-server", () => {
-      const down = health.unreachable();
-      if (!down || down.forMs < unhealthyAfterMs) return undefined;
-      return `no answer for ${Math.round(down.forMs / 1000)} s: ${down.error.message}`;
-    });
-    readyz.add("api-server", () => {
-      const down = health.unreachable();
-      return down && `no answer for ${Math.round(down.forMs / 1000)} s: ${down.error.message}`;
-    });
-    healthz.add("controllers", () => {
-      if (!this.#running) return undefined;
-      const failed = this.controllers.filter((c) => c.failure);
-      return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
-    });
-    const webhooks = this.#options.webhooks
-      ? this.#webhookServer(this.#options.webhooks, callerClient)
-      : undefined;
+    const callers = this.#callerClients();
+    const webhooks = this.#options.webhooks &&
+      this.#webhookServer(this.#options.webhooks, callers.client);
     this.webhooks = webhooks;
-    if (webhooks) readyz.add("webhooks", () => webhooks.problem);
-    readyz.add("informers-synced", () => {
-      const pending = this.pool.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
-      if (pending.length) return `waiting for ${[...new Set(pending)].join(", ")}`;
-      // Behind: nothing is written from these until they have listed again.
-      const behind = this.pool.behind().map((b) =>
-        `${b.kind}${b.namespace ? ` in ${b.namespace}` : ""} behind for ${
-          Math.round(b.forMs / 1000)
-        } s (${b.reason})`
-      );
-      return behind.length ? behind.join("; ") : undefined;
-    });
-    // Not a failure (an optional kind such as KMM's Module may be missing for good, and an
-    // unready pod would lose its webhook endpoints), but said by name on every answer.
-    readyz.add("kinds-served", () => {
-      const unavailable = this.pool.unavailable();
-      if (!unavailable.length) return undefined;
-      return {
-        note: unavailable.map(({ resource, why }) =>
-          `${resource.kind} (${apiVersionOf(resource)}) ${
-            why === "not served"
-              ? "is not served: is its CRD installed?"
-              : "may not be read: grant list and watch"
-          }`
-        ).join("; "),
-      };
-    });
-    const { metricsBind, healthBind } = this.#options;
+    const servers: HttpServer[] = [];
     try {
-      for (const server of this.#endpointServers({ healthz, readyz }, callerClient)) {
-        servers.push(server.http);
-        await server.http.start();
-        for (const what of server.serves) {
-          const port = server.http.port!;
-          if (what === "metrics") this.endpoints.metricsPort = port;
-          else this.endpoints.healthPort = port;
-          const bind = what === "metrics" ? metricsBind! : healthBind!;
-          this.#log.info("serving {what} on {address}", {
-            what,
-            address: `${bind.hostname}:${port}`,
-            port,
-            https: what === "metrics" && Boolean(this.#options.secureMetrics),
-          });
-        }
-      }
-      if (webhooks) {
-        await webhooks.start();
-        this.endpoints.webhookPort = webhooks.port;
-        this.#log.info("serving {what} on {address}", {
-          what: "webhooks",
-          address: `${this.#options.webhooks!.bind.hostname}:${webhooks.port}`,
-          port: webhooks.port,
-        });
-      }
-      if (this.#options.connection) health.configure(this.#options.connection);
+      await this.#serve(this.#probes(webhooks), callers.client, servers);
+      if (webhooks) await this.#listen("webhooks", webhooks, this.#options.webhooks!.bind);
+      this.endpoints.webhookPort = webhooks?.port;
+      const { connection } = this.#options;
+      if (connection) this.#options.client.transport.health.configure(connection);
       this.pool.start(informers.signal);
       this.#log.info("waiting for {count} informer(s) to sync", { count: this.pool.all().length });
       await Promise.race([this.pool.synced(), abortPromise(signal)]);
       if (signal.aborted) return;
       this.#log.info("caches synced");
-      const resync = setInterval(
-        () => this.controllers.forEach((c) => c.enqueueAll()),
-        this.#options.resyncPeriodMs ?? 10 * 3600_000,
-      );
-      try {
-        if (this.#elector) {
-          await this.#elector.run(signal, {
-            onStartedLeading: () => this.#startControllers(),
-            onStoppedLeading: (reason) => this.#stopControllers(reason),
-          });
-        } else {
-          this.#startControllers();
-          await abortPromise(signal);
-          await this.#stopControllers("shutdown");
-        }
-      } finally {
-        clearInterval(resync);
-      }
+      await this.#lead(signal);
     } finally {
       informers.abort();
       await this.pool.stopped();
       await withinMs(this.#events.close(), EVENTS_FLUSH_MS);
       await webhooks?.stop();
       await Promise.all(servers.map((s) => s.stop()));
-      for (const client of callerClients) client.close();
+      callers.close();
       this.#log.info("stopped");
     }
   }
 
   /**
-   * The metrics and probe servers: one for both when they share a plain-HTTP port, else one
-   * each. Metrics over HTTPS cannot share the probes' port (the kubelet probes in plain HTTP).
+   * The probes, each component bringing its own checks: `/healthz` asks that the process lives,
+   * reaches the API server (within `connection.unhealthyAfterMs`) and runs its controllers;
+   * `/readyz` that the API server answers, the webhooks are served, and the caches have synced.
    */
-  #endpointServers(
-    probes: { healthz: Checks; readyz: Checks },
+  #probes(webhooks: WebhookServer | undefined): Probes {
+    const probes = new Probes();
+    probes.register({ healthz: { ping: () => undefined } });
+    probes.register(connectionChecks(
+      this.#options.client.transport.health,
+      this.#options.connection?.unhealthyAfterMs ?? 60_000,
+    ));
+    probes.register(controllerChecks(this.controllers, () => this.leading));
+    if (webhooks) probes.register(webhooks.checks());
+    probes.register(this.pool.checks());
+    return probes;
+  }
+
+  /**
+   * Clients of their own for what callers cause (reviews, admission reads), apart from the
+   * reconcilers' rate limit; closed when the manager stops.
+   */
+  #callerClients(): {
+    client: (purpose: string, rateLimit?: { qps: number; burst: number }) => KubeClient;
+    close: () => void;
+  } {
+    const clients: KubeClient[] = [];
+    return {
+      client: (purpose, rateLimit) => {
+        const client = new KubeClient(this.#options.client.transport.config, {
+          userAgent: `${this.#options.component ?? "ptemplate-operator"}/${purpose}`,
+          rateLimit,
+          maxRetries: 0,
+        });
+        clients.push(client);
+        return client;
+      },
+      close: () => clients.forEach((client) => client.close()),
+    };
+  }
+
+  /** Starts a server and says where it listens. */
+  async #listen(
+    what: string,
+    server: { start(): Promise<void>; port?: number },
+    bind: BindAddress,
+    https?: boolean,
+  ): Promise<void> {
+    await server.start();
+    this.#log.info("serving {what} on {address}", {
+      what,
+      address: `${bind.hostname}:${server.port}`,
+      port: server.port,
+      ...(https === undefined ? {} : { https }),
+    });
+  }
+
+  /**
+   * Starts the metrics and probe servers: one for both when they share a plain-HTTP port, else
+   * one each. Metrics over HTTPS cannot share the probes' port (the kubelet probes in plain HTTP).
+   */
+  async #serve(
+    probes: Probes,
     callerClient: (purpose: string) => KubeClient,
-  ): { http: HttpServer; serves: ("metrics" | "probes")[] }[] {
+    servers: HttpServer[],
+  ): Promise<void> {
     const { metricsBind, healthBind, secureMetrics, serverLimits } = this.#options;
     const server = (
       name: string,
@@ -346,8 +307,6 @@ export class Manager {
       routes: Route[],
       tls?: HttpServerOptions["tls"],
     ) => new HttpServer({ name, bind, routes, tls, limits: serverLimits, log: rootLog(name) });
-    const out: { http: HttpServer; serves: ("metrics" | "probes")[] }[] = [];
-    const probeRoutesNow = () => probeRoutes(probes.healthz, probes.readyz);
     const shared = metricsBind && healthBind && metricsBind.port !== 0 &&
       metricsBind.port === healthBind.port;
     if (shared && secureMetrics) {
@@ -362,7 +321,7 @@ export class Manager {
       const reviewer = secureMetrics
         ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
         : undefined;
-      const routes = [metricsRoute(this.registry, reviewer), ...shared ? probeRoutesNow() : []];
+      const routes = [metricsRoute(this.registry, reviewer), ...shared ? probes.routes() : []];
       const tls = secureMetrics && {
         certificate: secureMetrics.certificate ??
           selfSignedCertificate({
@@ -370,15 +329,47 @@ export class Manager {
             ips: ["127.0.0.1"],
           }),
       };
-      out.push({
-        http: server("metrics", metricsBind, routes, tls || undefined),
-        serves: shared ? ["metrics", "probes"] : ["metrics"],
-      });
+      const http = server("metrics", metricsBind, routes, tls || undefined);
+      servers.push(http);
+      await this.#listen("metrics", http, metricsBind, Boolean(secureMetrics));
+      this.endpoints.metricsPort = http.port;
+      if (shared) {
+        this.endpoints.healthPort = http.port;
+        this.#log.info("serving {what} on {address}", {
+          what: "probes",
+          address: `${healthBind.hostname}:${http.port}`,
+          port: http.port,
+        });
+      }
     }
     if (healthBind && !shared) {
-      out.push({ http: server("probes", healthBind, probeRoutesNow()), serves: ["probes"] });
+      const http = server("probes", healthBind, probes.routes());
+      servers.push(http);
+      await this.#listen("probes", http, healthBind);
+      this.endpoints.healthPort = http.port;
     }
-    return out;
+  }
+
+  /** Runs the controllers while this instance leads (at once, without leader election). */
+  async #lead(signal: AbortSignal): Promise<void> {
+    const resync = setInterval(
+      () => this.controllers.forEach((c) => c.enqueueAll()),
+      this.#options.resyncPeriodMs ?? 10 * 3600_000,
+    );
+    try {
+      if (this.#elector) {
+        await this.#elector.run(signal, {
+          onStartedLeading: () => this.#startControllers(),
+          onStoppedLeading: (reason) => this.#stopControllers(reason),
+        });
+      } else {
+        this.#startControllers();
+        await abortPromise(signal);
+        await this.#stopControllers("shutdown");
+      }
+    } finally {
+      clearInterval(resync);
+    }
   }
 
   /** The webhook server: admission reads the caches, and asks with clients of its own. */

@@ -4,11 +4,11 @@
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
-import type { Resource } from "../../kube/resource.ts";
+import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
-import { type Logger, WarningThrottle } from "../observe/mod.ts";
+import { type Logger, type ProbeChecks, WarningThrottle } from "../observe/mod.ts";
 import type { CacheReader } from "./store.ts";
 
 export interface InformerPoolOptions {
@@ -194,6 +194,43 @@ export class InformerPool {
       ? resources.flatMap((r) => this.informers(r))
       : [...this.#informers.values()].flat();
     return informers.every((i) => i.hasSynced);
+  }
+
+  /**
+   * What `/readyz` says of the caches: `informers-synced` fails until each has listed, and while
+   * one is behind (nothing is written from it until it has listed again), naming it and why;
+   * `kinds-served` names kinds the API server does not serve (or we may not read) without
+   * failing: an optional kind such as KMM's Module may be missing for good, and an unready pod
+   * would lose its webhook endpoints.
+   */
+  checks(): ProbeChecks {
+    return {
+      readyz: {
+        "informers-synced": () => {
+          const pending = this.all().filter((i) => !i.hasSynced).map((i) => i.resource.kind);
+          if (pending.length) return `waiting for ${[...new Set(pending)].join(", ")}`;
+          const behind = this.behind().map((b) =>
+            `${b.kind}${b.namespace ? ` in ${b.namespace}` : ""} behind for ${
+              Math.round(b.forMs / 1000)
+            } s (${b.reason})`
+          );
+          return behind.length ? behind.join("; ") : undefined;
+        },
+        "kinds-served": () => {
+          const unavailable = this.unavailable();
+          if (!unavailable.length) return undefined;
+          return {
+            note: unavailable.map(({ resource, why }) =>
+              `${resource.kind} (${apiVersionOf(resource)}) ${
+                why === "not served"
+                  ? "is not served: is its CRD installed?"
+                  : "may not be read: grant list and watch"
+              }`
+            ).join("; "),
+          };
+        },
+      },
+    };
   }
 
   /** Every informer, for status and tests. */

@@ -5,6 +5,7 @@
  */
 export * from "./access_review.ts";
 export * from "./client_metrics.ts";
+export * from "./connection_checks.ts";
 export * from "./event_correlator.ts";
 export * from "./events.ts";
 export * from "./http_front.ts";

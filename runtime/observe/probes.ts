@@ -18,12 +18,43 @@ export interface ProbeQuery {
   exclude?: string[];
 }
 
+/**
+ * The checks one component brings to the probes, by name (controller-runtime's
+ * `AddHealthzCheck`/`AddReadyzCheck`, asked of the component rather than written for it): a
+ * component that can fail says how.
+ */
+export interface ProbeChecks {
+  /** Whether the process should be restarted: `/healthz`, `/livez`. */
+  healthz?: Record<string, Check>;
+  /** Whether it should get traffic now: `/readyz`. */
+  readyz?: Record<string, Check>;
+}
+
+/** Both probes of a process, which components register their checks with. */
+export class Probes {
+  readonly healthz: Checks = new Checks("healthz");
+  readonly readyz: Checks = new Checks("readyz");
+
+  /** Adds a component's checks; each probe lists them in the order they were registered. */
+  register(checks: ProbeChecks): void {
+    for (const [name, check] of Object.entries(checks.healthz ?? {})) this.healthz.add(name, check);
+    for (const [name, check] of Object.entries(checks.readyz ?? {})) this.readyz.add(name, check);
+  }
+
+  /** The routes that serve them (see `probeRoutes`). */
+  routes(): Route[] {
+    return probeRoutes(this.healthz, this.readyz);
+  }
+}
+
+/** The checks of one probe, in the order they were added. */
 export class Checks {
   readonly #checks = new Map<string, Check>();
 
   /** `name` is what the endpoint is called in its trailer: `healthz`, `readyz`. */
   constructor(readonly name = "healthz") {}
 
+  /** Adds (or replaces) the check `name`. */
   add(name: string, check: Check): void {
     this.#checks.set(name, check);
   }

@@ -22,7 +22,13 @@ import {
   StaleCacheError,
   type StoreChange,
 } from "../cache/mod.ts";
-import { causeOf, type EventRecorder, type Logger, WarningThrottle } from "../observe/mod.ts";
+import {
+  causeOf,
+  type EventRecorder,
+  type Logger,
+  type ProbeChecks,
+  WarningThrottle,
+} from "../observe/mod.ts";
 import {
   type Outcome,
   ownedKinds,
@@ -515,6 +521,26 @@ export function freshnessFence(
           throw new StaleCacheError(informer as Informer);
         }
       }
+    },
+  };
+}
+
+/**
+ * `/healthz` fails while a controller that should run has stopped (a bug in the machinery, not a
+ * plugin's failure): the kubelet restarts the process. `running` says whether they should run
+ * (this instance leads).
+ */
+export function controllerChecks(
+  controllers: Pick<Controller, "name" | "failure">[],
+  running: () => boolean,
+): ProbeChecks {
+  return {
+    healthz: {
+      controllers: () => {
+        if (!running()) return undefined;
+        const failed = controllers.filter((c) => c.failure);
+        return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
+      },
     },
   };
 }

@@ -18,6 +18,7 @@ import {
   HttpError,
   HttpServer,
   type Logger,
+  type ProbeChecks,
   type RequestContext,
   type Route,
   type ServerLimits,
@@ -172,6 +173,11 @@ export class WebhookServer {
   /** The public port, once listening. */
   get port(): number | undefined {
     return this.#server.port;
+  }
+
+  /** `/readyz` fails while the webhooks are not served (no certificate yet, or not started). */
+  checks(): ProbeChecks {
+    return { readyz: { webhooks: () => this.problem } };
   }
 
   /** Why webhooks are not served, or undefined when they are (for `/readyz`). */

@@ -24,6 +24,8 @@ import { runDocumented } from "./fixtures/documented_commands.ts";
 
 const NS = "fin";
 const FINALIZER = finalizerOf(guestbookPlugin);
+/** The finalizer 0.2 put on guests (its default domain was another). */
+const FINALIZER_0_2 = "operator.pt.example.com/guestbook";
 
 await integrationTest("finalizers: deletion waits for finalize, which is retried", {
   crds: [GUEST_CRD],
@@ -102,6 +104,24 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
       expect((await book()).data).toEqual({ ada: "hello" });
       expect(await failures("bob")).toEqual([]);
     });
+
+    await step(
+      "a guest holding 0.2's finalizer is finalized as ours after an upgrade",
+      async () => {
+        await admin.create(GUEST, {
+          metadata: { name: "old", namespace: NS, finalizers: [FINALIZER_0_2] },
+          spec: { greeting: "from 0.2" },
+        } as Unstructured);
+        await eventually(async () => expect((await book()).data?.old).toBe("from 0.2"));
+        // Ours already: no second finalizer is added beside it.
+        expect((await guest("old")).metadata?.finalizers).toEqual([FINALIZER_0_2]);
+        await admin.delete(GUEST, "old", { namespace: NS });
+        await eventually(() => gone("old").then((g) => expect(g).toBe(true)));
+        await settled(["old"]);
+        expect(finalized.get("old")).toBe(1);
+        expect((await book()).data).toEqual({ ada: "hello" });
+      },
+    );
 
     await step("each deletion runs finalize once, whatever else happens meanwhile", async () => {
       const names = ["cat", "dan", "eve", "fay"];

@@ -229,7 +229,10 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * after a crash. Children need nothing: owner references remove them.
    */
   finalize?(object: T, context: ReconcileContext): void | Promise<void>;
-  /** The finalizer's name; default `operator.pt.example.com/<plugin name>`. */
+  /**
+   * The finalizer's name; default `operator.ptemplate.dev/<plugin name>` (objects holding
+   * 0.2's `operator.pt.example.com/<plugin name>` are finalized as well).
+   */
   finalizer?: string;
   /**
    * Defaulting admission (a mutating webhook, `/mutate/<name>`): return the object as it should

@@ -30,14 +30,8 @@ import { type ObjectRef, objectRef, refKey } from "../../kube/object_ref.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
-import {
-  childUpToDate,
-  differingPath,
-  HASH_ANNOTATION,
-  isSubset,
-  PLUGIN_LABEL,
-  stampChild,
-} from "./desired_state.ts";
+import { childUpToDate, differingPath, isSubset, stampChild } from "./desired_state.ts";
+import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
 import {
   describeForeign,

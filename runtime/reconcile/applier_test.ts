@@ -1,7 +1,7 @@
 import { expect } from "expect";
 import { ApiError } from "../../kube/errors.ts";
 import { describeChange, notServed } from "./applier.ts";
-import { HASH_ANNOTATION } from "./desired_state.ts";
+import { HASH_ANNOTATION } from "./operator_domain.ts";
 
 Deno.test("a write loop is described by where it keeps changing, body first", () => {
   const desired = {

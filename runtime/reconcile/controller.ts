@@ -295,7 +295,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (!object) return { visit: { kind: "gone" } };
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
     const deleting = !!object.metadata?.deletionTimestamp;
-    const finalizing = deleting && !!finalizer && hasFinalizer(object, finalizer);
+    const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(this.#reads);
     const writer = client.fenced(fresh.fence);
@@ -332,7 +332,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       try {
         await this.plugin.finalize!(object, context);
         try {
-          await setFinalizer(client, this.plugin.for, object, finalizer!, {
+          await setFinalizer(client, this.plugin.for, object, this.plugin, {
             present: false,
             signal: abort,
           });
@@ -364,9 +364,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   ): Promise<Visit> {
     const { problems } = this.#deps;
     const { signal, log } = context;
-    if (finalizer && !hasFinalizer(object, finalizer)) {
+    if (finalizer && !hasFinalizer(object, this.plugin)) {
       // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, this.plugin.for, object, finalizer, { present: true, signal });
+      await setFinalizer(writer, this.plugin.for, object, this.plugin, { present: true, signal });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
     const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};

@@ -3,11 +3,7 @@
  * and whether the cached object already matches, so that a converged operator writes nothing.
  */
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
-
-/** Label on every child the runtime applies: which plugin made it (pruning looks only at those). */
-export const PLUGIN_LABEL = "operator.ptemplate.dev/plugin";
-/** Annotation holding the hash of what was last applied, so removed fields are noticed too. */
-export const HASH_ANNOTATION = "operator.ptemplate.dev/desired-hash";
+import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
 
 /** JSON with object keys sorted, so equal values give equal strings. */
 export function stableStringify(value: unknown): string {

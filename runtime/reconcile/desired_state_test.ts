@@ -1,12 +1,6 @@
 import { expect } from "expect";
-import {
-  childUpToDate,
-  HASH_ANNOTATION,
-  isSubset,
-  PLUGIN_LABEL,
-  stableStringify,
-  stampChild,
-} from "./desired_state.ts";
+import { childUpToDate, isSubset, stableStringify, stampChild } from "./desired_state.ts";
+import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
 
 const parent = {
   apiVersion: "pt.example.com/v1alpha1",

@@ -5,30 +5,38 @@
  * else's finalizer, a spec edit) is a conflict that is retried, never a lost update.
  */
 import type { KubeClient } from "../../kube/client.ts";
+import { defaultFinalizer, legacyFinalizers } from "./operator_domain.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 
+/** A plugin as its finalizer sees it. */
+type Finalizing = { name: string; finalizer?: string };
+
 /** The finalizer a plugin puts on its objects (a qualified name, as the API server prefers). */
-export function finalizerOf(plugin: { name: string; finalizer?: string }): string {
-  return plugin.finalizer ?? `operator.pt.example.com/${plugin.name}`;
+export function finalizerOf(plugin: Finalizing): string {
+  return plugin.finalizer ?? defaultFinalizer(plugin.name);
 }
 
-export function hasFinalizer(object: KubeObject, finalizer: string): boolean {
-  return object.metadata?.finalizers?.includes(finalizer) ?? false;
+/** True when `object` holds the plugin's finalizer (or the one an earlier version put there). */
+export function hasFinalizer(object: KubeObject, plugin: Finalizing): boolean {
+  const ours = [finalizerOf(plugin), ...legacyFinalizers(plugin)];
+  return object.metadata?.finalizers?.some((f) => ours.includes(f)) ?? false;
 }
 
 /**
- * Adds (`present`) or removes `finalizer` on the object as read, or fails with a 409 when the
- * object has changed since.
+ * Adds (`present`) or removes the plugin's finalizer on the object as read (removing takes an
+ * earlier version's along), or fails with a 409 when the object has changed since.
  */
 export async function setFinalizer(
   client: KubeClient,
   resource: Resource,
   object: KubeObject,
-  finalizer: string,
+  plugin: Finalizing,
   options: { present: boolean; signal?: AbortSignal },
 ): Promise<void> {
-  const others = (object.metadata?.finalizers ?? []).filter((f) => f !== finalizer);
+  const finalizer = finalizerOf(plugin);
+  const ours = [finalizer, ...legacyFinalizers(plugin)];
+  const others = (object.metadata?.finalizers ?? []).filter((f) => !ours.includes(f));
   const finalizers = options.present ? [...others, finalizer] : others;
   const meta = object.metadata ?? {};
   // A merge patch replaces the whole list; the resourceVersion makes that safe.

@@ -1,5 +1,6 @@
 import { expect } from "expect";
-import { finalizerOf, hasFinalizer } from "./finalizer.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import { definePlugin } from "../plugin/mod.ts";
 
 const FOR = { group: "x.example.com", version: "v1", kind: "X", plural: "xs", namespaced: true };
@@ -7,7 +8,7 @@ const reconcile = () => {};
 
 Deno.test("a plugin's finalizer is qualified by default, and checked when given", () => {
   expect(finalizerOf(definePlugin({ name: "cleaner", for: FOR, reconcile, finalize() {} })))
-    .toBe("operator.pt.example.com/cleaner");
+    .toBe("operator.ptemplate.dev/cleaner");
   expect(finalizerOf({ name: "cleaner", finalizer: "x.example.com/mine" })).toBe(
     "x.example.com/mine",
   );
@@ -17,7 +18,37 @@ Deno.test("a plugin's finalizer is qualified by default, and checked when given"
     .toThrow(/without a finalize function/);
 });
 
-Deno.test("hasFinalizer reads metadata.finalizers", () => {
-  expect(hasFinalizer({ metadata: { finalizers: ["a/b", "c/d"] } }, "c/d")).toBe(true);
-  expect(hasFinalizer({ metadata: {} }, "c/d")).toBe(false);
+Deno.test("hasFinalizer reads metadata.finalizers, 0.2's default name included", () => {
+  const own = { name: "p", finalizer: "c.example.com/d" };
+  expect(hasFinalizer({ metadata: { finalizers: ["a/b", "c.example.com/d"] } }, own)).toBe(true);
+  expect(hasFinalizer({ metadata: {} }, own)).toBe(false);
+  const byDefault = { name: "cleaner" };
+  for (const finalizer of ["operator.ptemplate.dev/cleaner", "operator.pt.example.com/cleaner"]) {
+    expect(hasFinalizer({ metadata: { finalizers: [finalizer] } }, byDefault)).toBe(true);
+  }
+  // A plugin that names its own finalizer never had the old default.
+  expect(hasFinalizer({ metadata: { finalizers: ["operator.pt.example.com/p"] } }, own)).toBe(
+    false,
+  );
+});
+
+Deno.test("setFinalizer adds the current name, and removes the old one with it", async () => {
+  const patches: unknown[] = [];
+  const client = { patch: (...args: unknown[]) => patches.push(args[2]) } as unknown as KubeClient;
+  const object = {
+    metadata: {
+      name: "x",
+      namespace: "ns",
+      resourceVersion: "7",
+      finalizers: ["someone.else/keep", "operator.pt.example.com/cleaner"],
+    },
+  };
+  await setFinalizer(client, FOR, object, { name: "cleaner" }, { present: false });
+  await setFinalizer(client, FOR, { metadata: { name: "y" } }, { name: "cleaner" }, {
+    present: true,
+  });
+  expect(patches).toEqual([
+    { metadata: { resourceVersion: "7", finalizers: ["someone.else/keep"] } },
+    { metadata: { resourceVersion: undefined, finalizers: ["operator.ptemplate.dev/cleaner"] } },
+  ]);
 });

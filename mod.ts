@@ -10,6 +10,7 @@ export {
   generationChanged,
   PermanentError,
   TemporaryError,
+  watch,
 } from "./runtime/plugin/mod.ts";
 export type {
   AdmissionContext,
@@ -48,28 +49,81 @@ export {
   ownershipOf,
   ownershipProblem,
 } from "./runtime/reconcile/mod.ts";
-export { type ObjectRef, objectRef, refTo } from "./kube/object_ref.ts";
+export { type KindOf, type ObjectRef, objectRef, refTo } from "./kube/object_ref.ts";
 
 // Kinds: the built-ins, your own, and their CRDs.
 export * from "./kube/kinds.ts";
+export type * from "./kube/object_types.ts";
 export { apiVersionOf, type Resource, scoped } from "./kube/resource.ts";
 export type {
   KubeObject,
+  ObjectList,
+  ObjectMeta,
   ObjectOf,
   ObjectTypeOf,
   OwnerReference,
+  Stored,
+  StoredMeta,
   Unstructured,
 } from "./kube/object.ts";
-export { customResourceDefinition, type OpenApiSchema } from "./kube/custom_resource_definition.ts";
-export { ApiError, isApiError } from "./kube/errors.ts";
+export {
+  type CrdOptions,
+  customResourceDefinition,
+  type OpenApiSchema,
+  type PrinterColumn,
+} from "./kube/custom_resource_definition.ts";
+export { ApiError, isApiError, type Status, type StatusCause } from "./kube/errors.ts";
 
 // Testing a plugin without a cluster (with one: testing/mod.ts).
-export { reconcileOnce, type ReconcileOnceOptions } from "./testing/reconcile_once.ts";
+export {
+  reconcileOnce,
+  type ReconcileOnceOptions,
+  type ReconcileOnceResult,
+} from "./testing/reconcile_once.ts";
 
 // Running an operator of your own: plugins/README.md, "Writing a plugin in your own repository".
-export { KubeClient } from "./kube/client.ts";
-export { loadClusterConfig } from "./kube/load_config.ts";
-export { Manager, shutdownSignal } from "./runtime/manager.ts";
+export { type ClientOptions, KubeClient } from "./kube/client.ts";
+export type {
+  ApplyOptions,
+  DeleteOptions,
+  ListOptions,
+  RequestOptions,
+  WatchOptions,
+  WriteOptions,
+} from "./kube/request_options.ts";
+export type { RequestInit } from "./kube/request_sender.ts";
+export type { WatchEvent } from "./kube/watch.ts";
+export type { WriteFence } from "./kube/write_fence.ts";
+export type { ClusterConfig, ExecConfig } from "./kube/cluster_config.ts";
+export { loadClusterConfig, type LoadOptions } from "./kube/load_config.ts";
+export {
+  Manager,
+  type ManagerEndpoints,
+  type ManagerOptions,
+  shutdownSignal,
+} from "./runtime/manager.ts";
 export { setupLogging } from "./runtime/observe/mod.ts";
-export type { Logger } from "./runtime/observe/mod.ts";
-export type { Registry } from "./runtime/observe/mod.ts";
+export type {
+  AccessAttributes,
+  BindAddress,
+  ConnectionLimits,
+  Counter,
+  Family,
+  Gauge,
+  Histogram,
+  HistogramValue,
+  Labels,
+  LogFormat,
+  Logger,
+  LogLevel,
+  Metric,
+  Registry,
+  Requester,
+  RequestLimits,
+  ServerLimits,
+  ServingCertificate,
+} from "./runtime/observe/mod.ts";
+export type { WriteLoopGuardOptions } from "./runtime/reconcile/mod.ts";
+export type { ConnectionCheckOptions } from "./kube/connection_health.ts";
+export type { RateLimit } from "./kube/rate_limiter.ts";
+export type { Requirement, Selector } from "./runtime/cache/mod.ts";

@@ -1,7 +1,7 @@
 /** KMM's `Module` kind (kmm.sigs.x-k8s.io/v1beta1): its address and the fields we use. KMM owns its CRD. */
 import type { KubeObject, Resource } from "../mod.ts";
 
-export const MODULE: Resource<Module> = {
+export const MODULE: Resource<Module, true> = {
   group: "kmm.sigs.x-k8s.io",
   version: "v1beta1",
   kind: "Module",

@@ -10,7 +10,7 @@ import {
   type Unstructured,
 } from "../mod.ts";
 
-export const PTEMPLATE: Resource<Ptemplate> = {
+export const PTEMPLATE: Resource<Ptemplate, true> = {
   group: "pt.example.com",
   version: "v1alpha1",
   kind: "Ptemplate",
@@ -19,7 +19,7 @@ export const PTEMPLATE: Resource<Ptemplate> = {
 };
 
 /** v1beta1, served (with the conversion webhook) beside v1alpha1, which stays the stored version. */
-export const PTEMPLATE_V1BETA1: Resource<Unstructured> = {
+export const PTEMPLATE_V1BETA1: Resource<Unstructured, true> = {
   group: PTEMPLATE.group,
   version: "v1beta1",
   kind: PTEMPLATE.kind,

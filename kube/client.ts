@@ -48,14 +48,21 @@ const VIEW = Symbol("view");
 
 /** One client per cluster identity; share it, and `close()` it when done. */
 export class KubeClient {
-  /** The connection to the cluster (shared by every view of this client). */
+  /**
+   * The connection to the cluster (shared by every view of this client).
+   * @internal For the runtime (its configuration and health); not part of the plugin API.
+   */
   readonly transport: Transport;
-  /** Counts of every request this client and its views made. */
+  /**
+   * Counts of every request this client and its views made.
+   * @internal For the runtime's metrics and for tests; not part of the plugin API.
+   */
   readonly requests: RequestCounter;
   readonly #sender: RequestSender;
   /** Views share the connection of the client they came from, which alone closes it. */
   readonly #view: boolean;
 
+  /** A client of the cluster `config` describes (`loadClusterConfig`), with `options`. */
   constructor(config: ClusterConfig, options: ClientOptions = {}) {
     const shared = (options as { [VIEW]?: RequestSender })[VIEW];
     this.#view = shared !== undefined;

@@ -9,14 +9,19 @@ import type { Resource } from "./resource.ts";
 
 /** A column of `kubectl get`. */
 export interface PrinterColumn {
+  /** The column's header. */
   name: string;
+  /** How kubectl formats the value. */
   type: "string" | "integer" | "number" | "boolean" | "date";
+  /** Where the value is, e.g. `.status.conditions[?(@.type=="Ready")].status`. */
   jsonPath: string;
+  /** Shown by `kubectl explain` and in the column's tooltip. */
   description?: string;
   /** 1 shows it only with `-o wide`. */
   priority?: number;
 }
 
+/** What a CRD says beyond its kind: schemas, names, printer columns. */
 export interface CrdOptions {
   /** The spec's OpenAPI schema (an object schema). */
   spec: Record<string, unknown>;
@@ -24,9 +29,13 @@ export interface CrdOptions {
   status?: Record<string, unknown>;
   /** What `kubectl explain` says of the kind. */
   description?: string;
+  /** The singular name; default the kind in lower case. */
   singular?: string;
+  /** Short names for kubectl, e.g. `pt`. */
   shortNames?: string[];
+  /** Categories for kubectl, e.g. `all`. */
   categories?: string[];
+  /** Extra columns of `kubectl get` (Age comes last by itself). */
   columns?: PrinterColumn[];
   /** CEL rules on the whole object (they may read `self.metadata.name`). */
   validations?: { rule: string; message: string }[];
@@ -169,20 +178,35 @@ function refuseNullMapValues(
 
 /** The part of OpenAPI v3 that CRD schemas use, as far as our tools read them. */
 export interface OpenApiSchema {
+  /** `object`, `array`, `string`, `integer`, `number` or `boolean`. */
   type?: string;
+  /** What it means, shown by `kubectl explain`. */
   description?: string;
+  /** The fields of an object. */
   properties?: Record<string, OpenApiSchema>;
+  /** The values of a map (an object with keys of its own). */
   additionalProperties?: OpenApiSchema | boolean;
+  /** The items of an array. */
   items?: OpenApiSchema;
+  /** Fields that must be there. */
   required?: string[];
+  /** The only values allowed. */
   enum?: unknown[];
+  /** Whether `null` is a value (else it removes the field). */
   nullable?: boolean;
+  /** The smallest number allowed. */
   minimum?: number;
+  /** The largest number allowed. */
   maximum?: number;
+  /** The fewest characters a string may have. */
   minLength?: number;
+  /** The most characters a string may have. */
   maxLength?: number;
+  /** The most keys a map may have. */
   maxProperties?: number;
+  /** A regular expression a string must match. */
   pattern?: string;
+  /** The value the API server fills in when the field is absent. */
   default?: unknown;
 }
 

@@ -2,16 +2,23 @@
 
 /** One entry of `Status.details.causes`: which field was wrong and why. */
 export interface StatusCause {
+  /** Why, as a word (`FieldValueInvalid`, …). */
   reason?: string;
+  /** The field, e.g. `spec.selector`. */
   field?: string;
+  /** What is wrong with it. */
   message?: string;
 }
 
 /** The parts of a Kubernetes `Status` body an operator acts on. */
 export interface Status {
+  /** The HTTP status code. */
   code: number;
+  /** The reason, e.g. `Conflict`, `NotFound`, `Invalid`. */
   reason: string;
+  /** The API server's message. */
   message: string;
+  /** Which object, and each field that was wrong. */
   details?: {
     name?: string;
     group?: string;
@@ -23,13 +30,18 @@ export interface Status {
 
 /** A non-2xx answer from the API server, or a request that never got one. */
 export class ApiError extends Error {
+  /** Always `ApiError`. */
   override readonly name = "ApiError";
+  /** The HTTP status code (429, 409, 404, …). */
   readonly code: number;
+  /** The Status reason, e.g. `Conflict`. */
   readonly reason: string;
+  /** Which object, and each field that was wrong. */
   readonly details: Status["details"];
   /** Seconds the server asked us to wait (`Retry-After` or `details.retryAfterSeconds`). */
   readonly retryAfterSeconds?: number;
 
+  /** An error from a `Status` body; `init` says which request it answered. */
   constructor(
     status: Status,
     init: { method?: string; url?: string; retryAfterSeconds?: number } = {},

@@ -14,6 +14,7 @@ import {
 /** Where a pod's service-account credentials are mounted. */
 export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
+/** Where to look for the cluster's configuration, as kubectl's flags say it. */
 export interface LoadOptions {
   /** `--kubeconfig`: one file, which must exist. */
   kubeconfig?: string;
@@ -23,6 +24,7 @@ export interface LoadOptions {
   namespace?: string;
   /** For tests: the environment and the service-account folder. */
   env?: (name: string) => string | undefined;
+  /** Where a pod's service-account token, CA and namespace are mounted (tests point it elsewhere). */
   serviceAccountDir?: string;
 }
 

@@ -21,8 +21,8 @@ export interface ObjectRef {
   uid?: string;
 }
 
-/** A kind's place in an `ObjectRef`: its group, kind and scope. */
-type KindOf = Pick<Resource, "group" | "kind" | "namespaced">;
+/** A kind's place in an `ObjectRef`: its group, kind and scope (a `Resource` is one). */
+export type KindOf = Pick<Resource, "group" | "kind" | "namespaced">;
 
 /**
  * The ref of `object`, an object of `resource` (its kind and group come from the resource, so a

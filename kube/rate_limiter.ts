@@ -8,6 +8,7 @@
  */
 import { sleep } from "../util/sleep.ts";
 
+/** A token bucket: `qps` a second, sustained, and `burst` at once after a quiet spell. */
 export interface RateLimit {
   /** Sustained requests per second; may be fractional. */
   qps: number;

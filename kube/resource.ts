@@ -4,15 +4,20 @@ import type { KubeObject } from "./object.ts";
 /**
  * Everything the client needs to address one kind; built-ins are in `kinds.ts`. `T` is the type
  * of its objects: `cache(PTEMPLATE)` reads `Ptemplate`s, a plugin `for: PTEMPLATE` reconciles them.
+ * `Namespaced` is its scope as a type (`true` for a namespaced kind), so that its stored objects
+ * have a `metadata.namespace` to read (`Stored`); a `Resource<T>` leaves it open.
  */
-export interface Resource<T extends KubeObject = KubeObject> {
+export interface Resource<T extends KubeObject = KubeObject, Namespaced extends boolean = boolean> {
   /** "" for the core group. */
   group: string;
+  /** The version the client reads and writes, e.g. `v1`. */
   version: string;
+  /** The kind, e.g. `DaemonSet`. */
   kind: string;
   /** The lower-case plural used in URLs, e.g. `daemonsets`. */
   plural: string;
-  namespaced: boolean;
+  /** True for a namespaced kind, false for a cluster-scoped one. */
+  namespaced: Namespaced;
   /**
    * Only objects with these labels (a label selector): a narrower view of the kind, cached and
    * watched on its own, e.g. the pods of one's own DaemonSets rather than every pod.
@@ -35,10 +40,10 @@ export interface Resource<T extends KubeObject = KubeObject> {
  * if (CONSUMER_PODS.kind !== "Pod") throw new Error("same kind");
  * ```
  */
-export function scoped<T extends KubeObject>(
-  resource: Resource<T>,
+export function scoped<T extends KubeObject, N extends boolean>(
+  resource: Resource<T, N>,
   selectors: { labelSelector?: string; fieldSelector?: string },
-): Resource<T> {
+): Resource<T, N> {
   return { ...resource, ...selectors };
 }
 
@@ -49,8 +54,11 @@ export function apiVersionOf(resource: Resource): string {
 
 /** Where to send a request for a resource, an object, or one of its subresources. */
 export interface PathOptions {
+  /** The object's namespace (none: every namespace, for a list or a watch). */
   namespace?: string;
+  /** The object's name (none: the collection). */
   name?: string;
+  /** e.g. `status`. */
   subresource?: string;
 }
 

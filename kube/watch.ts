@@ -3,7 +3,9 @@ import { ApiError, type Status } from "./errors.ts";
 
 /** One watch event. BOOKMARK objects carry only `metadata.resourceVersion` and annotations. */
 export interface WatchEvent<T> {
+  /** What happened (a BOOKMARK carries only a resourceVersion). */
   type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
+  /** The object after the change (before it, for DELETED). */
   object: T;
 }
 

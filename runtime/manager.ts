@@ -37,8 +37,11 @@ import { StartupError } from "../util/startup_error.ts";
 import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
+/** What a manager runs, where it serves, and how it behaves on a bad day. */
 export interface ManagerOptions {
+  /** The client of the cluster (its rate limit is every reconcile's). */
   client: KubeClient;
+  /** The plugins to run; names must be unique. */
   plugins: Plugin[];
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
@@ -106,7 +109,9 @@ export interface ManagerOptions {
   concurrency?: number;
   /** The component name in Events; default `ptemplate-operator`. */
   component?: string;
+  /** Where metrics go; default a new one (served at `/metrics`). */
   registry?: Registry;
+  /** The manager's own logger; default category `manager`. */
   log?: Logger;
   /**
    * Told when this instance starts leading (before any reconcile) and when it has stopped
@@ -117,24 +122,42 @@ export interface ManagerOptions {
 
 /** Addresses actually bound, once running. */
 export interface ManagerEndpoints {
+  /** The port `/metrics` is served on. */
   metricsPort?: number;
+  /** The port `/healthz` and `/readyz` are served on. */
   healthPort?: number;
+  /** The port the webhooks are served on. */
   webhookPort?: number;
 }
 
+/** The event loop of one operator process: caches, controllers while leading, servers. */
 export class Manager {
+  /** Every metric of this process (what `/metrics` serves). */
   readonly registry: Registry;
-  /** The webhook server, while running with `webhooks`. */
+  /**
+   * The webhook server, while running with `webhooks`.
+   * @internal For tests and diagnostics; not part of the plugin API.
+   */
   webhooks?: WebhookServer;
+  /**
+   * The shared informers.
+   * @internal For tests and diagnostics; plugins read through `context.cache`.
+   */
   readonly pool: InformerPool;
+  /**
+   * One controller per plugin.
+   * @internal For tests and diagnostics; not part of the plugin API.
+   */
   readonly controllers: Controller<KubeObject>[];
   readonly #options: ManagerOptions;
   readonly #log: Logger;
   readonly #events: KubeEventRecorder;
   readonly #elector?: LeaderElector;
+  /** Where it listens, once running. */
   readonly endpoints: ManagerEndpoints = {};
   #running?: { stop: AbortController; abort: AbortController; done: Promise<void> };
 
+  /** Checks the options and builds the controllers; nothing starts until `run`. */
   constructor(options: ManagerOptions) {
     this.#options = options;
     this.#log = options.log ?? rootLog("manager");

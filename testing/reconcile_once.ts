@@ -4,12 +4,13 @@
  * ownership, status) is tested against a real API server; this is only the plugin's part.
  */
 import type { KubeClient } from "../kube/client.ts";
-import type { KubeObject } from "../kube/object.ts";
+import type { KubeObject, Stored } from "../kube/object.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { type EventInput, log, Registry } from "../runtime/observe/mod.ts";
 import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin/mod.ts";
-import { matchesSelector, parseSelector, Store } from "../runtime/cache/mod.ts";
+import { type CacheReader, matchesSelector, parseSelector, Store } from "../runtime/cache/mod.ts";
 
+/** The world `reconcileOnce` shows the plugin. */
 export interface ReconcileOnceOptions {
   /**
    * The world the plugin's cache shows, objects of any kinds (with `apiVersion` and `kind`); the
@@ -22,6 +23,7 @@ export interface ReconcileOnceOptions {
   problems?: ChildProblem[];
 }
 
+/** What one reconcile did: its Outcome, Events and metrics. */
 export interface ReconcileOnceResult {
   /** What `reconcile` returned (`{}` for nothing). */
   outcome: Outcome;
@@ -32,7 +34,8 @@ export interface ReconcileOnceResult {
 }
 
 /**
- * Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`.
+ * Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`. The
+ * object is handed over as stored (see `asStored`): with a uid, and a namespace if its kind has one.
  *
  * @example
  * ```ts
@@ -43,7 +46,7 @@ export interface ReconcileOnceResult {
  *   for: CONFIG_MAP,
  *   writesStatus: false,
  *   reconcile: (cm, { cache }) => {
- *     const others = cache(CONFIG_MAP).list({ namespace: cm.metadata!.namespace });
+ *     const others = cache(CONFIG_MAP).list({ namespace: cm.metadata.namespace });
  *     return { requeueAfterMs: others.length * 1000 };
  *   },
  * });
@@ -61,17 +64,18 @@ export async function reconcileOnce<T extends KubeObject>(
   object: T,
   options: ReconcileOnceOptions = {},
 ): Promise<ReconcileOnceResult> {
-  const world = [object, ...(options.objects ?? []).filter((o) => o !== object)];
+  const stored = asStored(plugin.for, object);
+  const world = [stored, ...(options.objects ?? []).filter((o) => o !== object)];
   const events: ReconcileOnceResult["events"] = [];
   const metrics = new Registry();
   const context: ReconcileContext = {
     client: noClient(),
-    cache: <R extends KubeObject>(resource: Resource) => {
+    cache: <R extends KubeObject, N extends boolean>(resource: Resource<R, N>) => {
       const store = new Store<R>(resource);
       for (const candidate of world) {
         if (isOf(candidate, resource)) store.upsert(candidate as R);
       }
-      return store;
+      return store as CacheReader<R, N>;
     },
     installed: options.installed ?? (() => true),
     problems: () => options.problems ?? [],
@@ -86,8 +90,22 @@ export async function reconcileOnce<T extends KubeObject>(
     metrics,
     signal: new AbortController().signal,
   };
-  const outcome = (await plugin.reconcile(object, context)) ?? {};
+  const outcome = (await plugin.reconcile(stored, context)) ?? {};
   return { outcome, events, metrics };
+}
+
+/**
+ * `object` as the API server would hand it over: a name it must have; a uid made up from the name
+ * when it has none; `default` as the namespace of a namespaced kind when it names none.
+ */
+function asStored<T extends KubeObject>(resource: Resource, object: T): Stored<T> {
+  const meta = object.metadata ?? {};
+  if (!meta.name) throw new TypeError("reconcileOnce: the object needs a metadata.name");
+  const namespace = resource.namespaced ? meta.namespace ?? "default" : undefined;
+  return {
+    ...object,
+    metadata: { ...meta, namespace, uid: meta.uid ?? `uid-of-${meta.name}` },
+  } as Stored<T>;
 }
 
 /** Whether `object` is of `resource`'s kind and passes its selectors. */

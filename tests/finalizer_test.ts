@@ -5,7 +5,7 @@
  * object whose plugin is not running is freed by removing the finalizer by hand, as the guide says.
  */
 import { expect } from "expect";
-import type { Unstructured } from "../kube/object.ts";
+import type { Stored, Unstructured } from "../kube/object.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import {
@@ -64,8 +64,8 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
     concurrency: 8,
     plugins: [{
       ...guestbookPlugin,
-      finalize: (guest: Guest, context) => {
-        const name = guest.metadata!.name!;
+      finalize: (guest: Stored<Guest, true>, context) => {
+        const name = guest.metadata.name;
         finalized.set(name, (finalized.get(name) ?? 0) + 1);
         return guestbookPlugin.finalize!(guest, context);
       },

@@ -56,6 +56,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "scoped",
     "setupLogging",
     "shutdownSignal",
+    "watch",
   ]);
   const code = read("mod.ts").replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
   for (const statement of code.split(";").map((s) => s.trim()).filter(Boolean)) {
@@ -88,6 +89,7 @@ Deno.test("the API's main functions each carry an example, and every example run
       "ownershipOf",
       "scoped",
       "customResourceDefinition",
+      "watch",
       "reconcileOnce",
       "refTo",
     ]

@@ -1,7 +1,6 @@
 /** The runtime in-process against the real control plane: cache sync, apply/prune/status, quiet resync, 410. */
 import { sleep } from "../util/sleep.ts";
 import { expect } from "expect";
-import type { ConfigMap } from "kubernetes-types/core/v1.d.ts";
 import { KubeClient } from "../kube/client.ts";
 import { CONFIG_MAP, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import { Manager } from "../runtime/manager.ts";
@@ -207,7 +206,7 @@ await integrationTest("runtime: a plugin against the real API server", {
         });
         await plane.compactEtcd();
         proxy.unblock();
-        const cache = manager.pool.cache<ConfigMap>(CONFIG_MAP);
+        const cache = manager.pool.cache(CONFIG_MAP);
         await eventually(() => expect(cache.get(NS, "appeared")).toBeDefined());
         expect(informer.lists).toBeGreaterThan(listsBefore);
         // The missed deletion and edit were noticed, and reconciled back.

@@ -8,7 +8,7 @@ import {
   type Unstructured,
 } from "../../mod.ts";
 
-export const GREETING: Resource<Greeting> = {
+export const GREETING: Resource<Greeting, true> = {
   group: "example.ptemplate.dev",
   version: "v1",
   kind: "Greeting",
@@ -30,12 +30,12 @@ export const GREETING_CRD: Unstructured = customResourceDefinition(GREETING, {
   status: { configMap: { type: "string" } },
 });
 
-export const greetingPlugin = definePlugin<Greeting>({
+export const greetingPlugin = definePlugin({
   name: "greeting",
   for: GREETING,
   owns: [CONFIG_MAP],
   reconcile(greeting) {
-    const name = `${greeting.metadata!.name}-greeting`;
+    const name = `${greeting.metadata.name}-greeting`;
     return {
       children: [{
         apiVersion: "v1",

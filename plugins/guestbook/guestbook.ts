@@ -12,11 +12,13 @@ import {
   type ReconcileContext,
   type Resource,
   scoped,
+  type Stored,
   type Unstructured,
+  watch,
 } from "../../mod.ts";
 import type { GuestSpec, GuestStatus } from "./guest_types.ts";
 
-export const GUEST: Resource<Guest> = {
+export const GUEST: Resource<Guest, true> = {
   group: "example.ptemplate.dev",
   version: "v1",
   kind: "Guest",
@@ -45,9 +47,13 @@ export const GUESTBOOK = "guestbook";
 const GUESTBOOKS = scoped(CONFIG_MAP, { fieldSelector: `metadata.name=${GUESTBOOK}` });
 
 /** Writes (or, with `null`, erases) one guest's line; creates the book when there is none. */
-async function sign(context: ReconcileContext, guest: Guest, line: string | null): Promise<void> {
-  const namespace = guest.metadata!.namespace!;
-  const data = { [guest.metadata!.name!]: line };
+async function sign(
+  context: ReconcileContext,
+  guest: Stored<Guest, true>,
+  line: string | null,
+): Promise<void> {
+  const namespace = guest.metadata.namespace;
+  const data = { [guest.metadata.name]: line };
   try {
     await context.client.patch(CONFIG_MAP, GUESTBOOK, { data }, {
       namespace,
@@ -66,23 +72,22 @@ async function sign(context: ReconcileContext, guest: Guest, line: string | null
   }
 }
 
-export const guestbookPlugin = definePlugin<Guest>({
+export const guestbookPlugin = definePlugin({
   name: "guestbook",
   for: GUEST,
   // The book is written by hand: it is shared, not a child.
   permissions: [{ resource: CONFIG_MAP, verbs: ["create", "patch"] }],
-  watches: [{
-    resource: GUESTBOOKS,
+  watches: [watch(GUESTBOOKS, {
     // A changed book: every guest of its namespace checks its line.
     map: (book, { cache }) =>
-      cache(GUEST).list({ namespace: book.metadata?.namespace }).map((g) => ({
-        namespace: g.metadata!.namespace,
-        name: g.metadata!.name!,
+      cache(GUEST).list({ namespace: book.metadata.namespace }).map((g) => ({
+        namespace: g.metadata.namespace,
+        name: g.metadata.name,
       })),
-  }],
+  })],
   async reconcile(guest, context) {
-    const book = context.cache(GUESTBOOKS).get(guest.metadata!.namespace, GUESTBOOK);
-    if (book?.data?.[guest.metadata!.name!] !== guest.spec.greeting) {
+    const book = context.cache(GUESTBOOKS).get(guest.metadata.namespace, GUESTBOOK);
+    if (book?.data?.[guest.metadata.name] !== guest.spec.greeting) {
       await sign(context, guest, guest.spec.greeting);
     }
     return { status: { signed: true } };

@@ -7,7 +7,7 @@ import {
 } from "../../mod.ts";
 import type { MemcachedSpec, MemcachedStatus } from "./memcached_types.ts";
 
-export const MEMCACHED: Resource<Memcached> = {
+export const MEMCACHED: Resource<Memcached, true> = {
   group: "cache.example.com",
   version: "v1alpha1",
   kind: "Memcached",

@@ -1,14 +1,18 @@
 import { expect } from "expect";
 import { parse } from "yaml";
 import type { Ptemplate } from "../../crds/ptemplate.ts";
+import type { Stored } from "../../mod.ts";
 import { daemonSetFor } from "./consumer_daemonset.ts";
 import { moduleFor } from "./kmm_module_plugin.ts";
 
-function example(file: string): Ptemplate {
+function example(file: string): Stored<Ptemplate, true> {
   const pt = parse(
     Deno.readTextFileSync(new URL(`../../examples/${file}`, import.meta.url)),
   ) as Ptemplate;
-  return { ...pt, metadata: { ...pt.metadata, namespace: "demo", uid: "0b5e-uid" } };
+  return {
+    ...pt,
+    metadata: { ...pt.metadata, name: pt.metadata!.name!, namespace: "demo", uid: "0b5e-uid" },
+  };
 }
 
 Deno.test("moduleFor: the seed example, field by field", () => {
@@ -41,7 +45,7 @@ Deno.test("moduleFor: the original spellings resolve the same; no secret, no def
   const original = moduleFor(example("original.yaml"));
   expect(original.spec.imageRepoSecret).toEqual({ name: "pt-char-pull-secret" });
   const bare = moduleFor({
-    metadata: { name: "b", namespace: "n" },
+    metadata: { name: "b", namespace: "n", uid: "b-uid" },
     spec: { selector: { a: "b" } },
   });
   expect(bare.spec.imageRepoSecret).toBeUndefined();

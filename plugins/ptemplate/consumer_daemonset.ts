@@ -1,6 +1,6 @@
 /** The `consumer-daemonset` plugin: for each Ptemplate, the DaemonSet of pods that use its devices. */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import { DAEMON_SET, definePlugin } from "../../mod.ts";
+import { DAEMON_SET, definePlugin, type Stored } from "../../mod.ts";
 import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
 
 /** The extended resource the device plugin advertises. */
@@ -13,19 +13,19 @@ export const DEVICE_RESOURCE = "example.com/ptemplate";
  */
 export const PTEMPLATE_UID_LABEL = "pt.example.com/ptemplate-uid";
 
-export function consumerDaemonSetName(pt: Ptemplate): string {
-  return `${pt.metadata!.name}-consumer`;
+export function consumerDaemonSetName(pt: { metadata: { name: string } }): string {
+  return `${pt.metadata.name}-consumer`;
 }
 
 /** The consumer DaemonSet a Ptemplate wants. */
-export function daemonSetFor(pt: Ptemplate): DaemonSet {
+export function daemonSetFor(pt: Stored<Ptemplate, true>): DaemonSet {
   const spec = effectiveSpec(pt.spec);
-  const app = { app: pt.metadata!.name! };
-  const selector = { [PTEMPLATE_UID_LABEL]: pt.metadata!.uid! };
+  const app = { app: pt.metadata.name };
+  const selector = { [PTEMPLATE_UID_LABEL]: pt.metadata.uid };
   return {
     apiVersion: "apps/v1",
     kind: "DaemonSet",
-    metadata: { name: consumerDaemonSetName(pt), namespace: pt.metadata!.namespace, labels: app },
+    metadata: { name: consumerDaemonSetName(pt), namespace: pt.metadata.namespace, labels: app },
     spec: {
       selector: { matchLabels: selector },
       template: {
@@ -50,7 +50,7 @@ export function daemonSetFor(pt: Ptemplate): DaemonSet {
   };
 }
 
-export const consumerDaemonSetPlugin = definePlugin<Ptemplate>({
+export const consumerDaemonSetPlugin = definePlugin({
   name: "consumer-daemonset",
   for: PTEMPLATE,
   // Selectors cannot change in place: DaemonSets made with another selector (before 0.2, by

@@ -1,5 +1,5 @@
 /** The `kmm-module` plugin: for each Ptemplate, the KMM Module that loads ptemplate_char_dev on its nodes. */
-import { definePlugin } from "../../mod.ts";
+import { definePlugin, type Stored } from "../../mod.ts";
 import { MODULE, type Module } from "../../crds/kmm_module.ts";
 import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
 
@@ -8,14 +8,14 @@ export const KERNEL_MODULE_NAME = "ptemplate_char_dev";
 export const KERNEL_MODULE_IMAGE = "quay.io/chrisp262/pt-char-dev:${KERNEL_FULL_VERSION}-sb";
 
 /** The Module a Ptemplate wants, named like it, in its namespace. */
-export function moduleFor(pt: Ptemplate): Module {
+export function moduleFor(pt: Stored<Ptemplate, true>): Module {
   const spec = effectiveSpec(pt.spec);
   const parameters = [`max_dev=${spec.maxdev}`];
   if (spec.defaultmsg !== undefined) parameters.push(`default_msg=${spec.defaultmsg}`);
   return {
     apiVersion: "kmm.sigs.x-k8s.io/v1beta1",
     kind: "Module",
-    metadata: { name: pt.metadata!.name!, namespace: pt.metadata!.namespace },
+    metadata: { name: pt.metadata.name, namespace: pt.metadata.namespace },
     spec: {
       moduleLoader: {
         container: {
@@ -31,7 +31,7 @@ export function moduleFor(pt: Ptemplate): Module {
   };
 }
 
-export const kmmModulePlugin = definePlugin<Ptemplate>({
+export const kmmModulePlugin = definePlugin({
   name: "kmm-module",
   for: PTEMPLATE,
   owns: [MODULE],

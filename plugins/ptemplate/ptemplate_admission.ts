@@ -77,12 +77,11 @@ export function ptemplateWarnings(pt: Ptemplate, facts: AdmissionFacts): string[
 /** Looks at what the requester may read, in the request's namespace, each within 2 s. */
 async function factsFor(
   pt: Ptemplate,
-  namespace: string,
+  { namespace, name }: { namespace: string; name: string },
   context: AdmissionContext,
 ): Promise<AdmissionFacts> {
   const signal = AbortSignal.timeout(2_000);
   const spec = effectiveSpec(pt.spec);
-  const name = pt.metadata!.name!;
   const may = (resource: Resource, object: string) =>
     context.requesterMay("get", resource, { namespace, name: object });
   const read = async <T>(resource: Resource, object: string, look: () => Promise<T>) =>
@@ -110,8 +109,11 @@ async function factsFor(
       : undefined,
     read(
       DAEMON_SET,
-      consumerDaemonSetName(pt),
-      () => Promise.resolve(context.cache(DAEMON_SET).get(namespace, consumerDaemonSetName(pt))),
+      consumerDaemonSetName({ metadata: { name } }),
+      () =>
+        Promise.resolve(
+          context.cache(DAEMON_SET).get(namespace, consumerDaemonSetName({ metadata: { name } })),
+        ),
     ),
   ]);
   // The ownership rule the operator writes by: before the Ptemplate exists it has no uid, and
@@ -135,5 +137,6 @@ export async function validatePtemplate(
   const namespace = request.namespace;
   if (!namespace || !pt?.metadata?.name || !pt.spec?.selector) return {};
   const named = { ...pt, metadata: { ...pt.metadata, namespace } };
-  return { warnings: ptemplateWarnings(named, await factsFor(named, namespace, context)) };
+  const facts = await factsFor(named, { namespace, name: pt.metadata.name }, context);
+  return { warnings: ptemplateWarnings(named, facts) };
 }

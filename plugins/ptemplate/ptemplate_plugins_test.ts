@@ -4,7 +4,7 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { Module } from "../../crds/kmm_module.ts";
 import type { Ptemplate, PtemplateStatus } from "../../crds/ptemplate.ts";
-import { type KubeObject, reconcileOnce } from "../../mod.ts";
+import { type KubeObject, reconcileOnce, type Stored } from "../../mod.ts";
 import {
   consumerDaemonSetPlugin,
   daemonSetFor,
@@ -14,7 +14,7 @@ import {
   statusAggregatorPlugin,
 } from "./mod.ts";
 
-const pt: Ptemplate & KubeObject = {
+const pt: Stored<Ptemplate, true> = {
   apiVersion: "pt.example.com/v1alpha1",
   kind: "Ptemplate",
   metadata: {

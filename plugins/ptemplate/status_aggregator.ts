@@ -24,6 +24,8 @@ import {
   type Resource,
   scoped,
   type StoreChange,
+  type Stored,
+  watch,
 } from "../../mod.ts";
 import { MODULE, type Module, type ModuleCounts } from "../../crds/kmm_module.ts";
 import {
@@ -65,7 +67,7 @@ export interface Observed {
   /** The consumer DaemonSet, only if this Ptemplate controls it. */
   daemonSet?: DaemonSet;
   /** Pods controlled by the consumer DaemonSet. */
-  pods: Pod[];
+  pods: Stored<Pod, true>[];
   /** The pods KMM runs for the Module (module loader and device plugin). */
   kmmPods?: Pod[];
   /** Children that could not be written: in someone else's hands, refused, or looping. */
@@ -122,11 +124,11 @@ function selectorText(pt: Ptemplate): string {
 function kmmCondition(
   type: string,
   what: string,
-  pt: Ptemplate,
+  pt: Stored<Ptemplate, true>,
   observed: Observed,
   part: "moduleLoader" | "devicePlugin",
 ): ConditionInput {
-  const name = pt.metadata!.name;
+  const name = pt.metadata.name;
   if (!observed.kmmInstalled) {
     return {
       type,
@@ -198,7 +200,11 @@ function kmmCondition(
   };
 }
 
-function consumersCondition(pt: Ptemplate, observed: Observed, now: Date): ConditionInput {
+function consumersCondition(
+  pt: Stored<Ptemplate, true>,
+  observed: Observed,
+  now: Date,
+): ConditionInput {
   const type = "ConsumersReady";
   const problem = problemCondition(type, "DaemonSet", observed);
   if (problem) return problem;
@@ -227,13 +233,17 @@ function consumersCondition(pt: Ptemplate, observed: Observed, now: Date): Condi
     failedCreates: observed.failedCreates ?? [],
     requiredDevices: effectiveSpec(pt.spec).requiredDevices,
     selector: selectorText(pt),
-    moduleName: pt.metadata!.name!,
+    moduleName: pt.metadata.name,
     now,
   });
 }
 
 /** The status a Ptemplate should report; `previous` keeps unchanged conditions' transition times. */
-export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): PtemplateStatus {
+export function statusFor(
+  pt: Stored<Ptemplate, true>,
+  observed: Observed,
+  now = new Date(),
+): PtemplateStatus {
   const parts = [
     kmmCondition("KernelModuleLoaded", "kernel module", pt, observed, "moduleLoader"),
     kmmCondition("DevicePluginAvailable", "device plugin", pt, observed, "devicePlugin"),
@@ -258,7 +268,7 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
   const generation = pt.metadata?.generation;
   const conditions = [ready, ...parts].map((c) => ({ ...c, observedGeneration: generation }));
   return {
-    consumers: observed.pods.map((p) => p.metadata!.name!).sort(),
+    consumers: observed.pods.map((p) => p.metadata.name).sort(),
     readyConsumers: observed.daemonSet?.status?.numberReady ?? 0,
     desiredConsumers: observed.daemonSet?.status?.desiredNumberScheduled ?? 0,
     moduleLoader: counts(observed.module?.status?.moduleLoader),
@@ -268,10 +278,10 @@ export function statusFor(pt: Ptemplate, observed: Observed, now = new Date()): 
 }
 
 /** The Ptemplate a child (Module, DaemonSet) belongs to, through its controller reference. */
-function ownerPtemplate(object: KubeObject): NamespacedName[] {
+function ownerPtemplate(object: Stored<KubeObject, true>): NamespacedName[] {
   const ref = controllerOf(object);
   const ours = ref?.kind === PTEMPLATE.kind && ref.apiVersion === apiVersionOf(PTEMPLATE);
-  return ours ? [{ namespace: object.metadata?.namespace, name: ref.name }] : [];
+  return ours ? [{ namespace: object.metadata.namespace, name: ref.name }] : [];
 }
 
 /** True when `node` has every label of the Ptemplate's selector. */
@@ -281,7 +291,7 @@ function selects(pt: Ptemplate, node: KubeObject): boolean {
 }
 
 /** What a node tells the diagnosis; a change to anything else (a heartbeat) is not news. */
-function nodeFacts(node: Node & KubeObject): string {
+function nodeFacts(node: Node): string {
   return JSON.stringify([
     node.metadata?.labels,
     nodeUnschedulable(node),
@@ -289,7 +299,7 @@ function nodeFacts(node: Node & KubeObject): string {
   ]);
 }
 
-function nodeChanged(change: StoreChange<Node & KubeObject>): boolean {
+function nodeChanged(change: StoreChange<Node>): boolean {
   return change.type !== "updated" || nodeFacts(change.object) !== nodeFacts(change.old);
 }
 
@@ -303,7 +313,7 @@ function nodeChanged(change: StoreChange<Node & KubeObject>): boolean {
  */
 export const FIRST_STATUS_GRACE_MS = { controllerSeen: 60_000, otherwise: 5_000 };
 
-export const statusAggregatorPlugin = definePlugin<Ptemplate>({
+export const statusAggregatorPlugin = definePlugin({
   name: "status-aggregator",
   for: PTEMPLATE,
   // A Ptemplate's children change in bursts (made, then their controllers' status, a rollout's
@@ -313,50 +323,46 @@ export const statusAggregatorPlugin = definePlugin<Ptemplate>({
   validate: validatePtemplate,
   admissionReads: PTEMPLATE_ADMISSION_READS,
   watches: [
-    { resource: MODULE, map: ownerPtemplate },
-    { resource: DAEMON_SET, map: ownerPtemplate },
-    {
-      // A consumer pod belongs to a DaemonSet that belongs to a Ptemplate.
-      resource: CONSUMER_PODS,
+    watch(MODULE, { map: ownerPtemplate }),
+    watch(DAEMON_SET, { map: ownerPtemplate }),
+    // A consumer pod belongs to a DaemonSet that belongs to a Ptemplate.
+    watch(CONSUMER_PODS, {
       map: (pod, { cache }) => {
         const owner = controllerOf(pod);
         if (owner?.kind !== "DaemonSet") return [];
-        const ds = cache(DAEMON_SET).get(pod.metadata?.namespace, owner.name);
+        const ds = cache(DAEMON_SET).get(pod.metadata.namespace, owner.name);
         return ds ? ownerPtemplate(ds) : [];
       },
-    },
-    {
-      // Every Ptemplate whose selector matches the node, when its readiness, taints, devices or
-      // labels change. Optional: a namespaced install has no cluster-wide read of nodes.
-      resource: NODE,
+    }),
+    // Every Ptemplate whose selector matches the node, when its readiness, taints, devices or
+    // labels change. Optional: a namespaced install has no cluster-wide read of nodes.
+    watch(NODE, {
       optional: true,
-      filter: nodeChanged as (change: StoreChange<KubeObject>) => boolean,
+      filter: nodeChanged,
       map: (node, { cache }) =>
         cache(PTEMPLATE).list().filter((pt) => selects(pt, node)).map(
-          (pt) => ({ namespace: pt.metadata!.namespace, name: pt.metadata!.name! }),
+          (pt) => ({ namespace: pt.metadata.namespace, name: pt.metadata.name }),
         ),
-    },
-    {
-      // KMM's pods of a Module carry its name: the Ptemplate of that name in that namespace.
-      resource: KMM_PODS,
+    }),
+    // KMM's pods of a Module carry its name: the Ptemplate of that name in that namespace.
+    watch(KMM_PODS, {
       map: (pod, { cache }) => {
-        const name = pod.metadata?.labels?.[KMM_MODULE_LABEL];
-        const namespace = pod.metadata?.namespace;
+        const name = pod.metadata.labels?.[KMM_MODULE_LABEL];
+        const namespace = pod.metadata.namespace;
         return name && cache(PTEMPLATE).get(namespace, name) ? [{ namespace, name }] : [];
       },
-    },
-    {
-      resource: FAILED_CREATES,
+    }),
+    watch(FAILED_CREATES, {
       map: (event, { cache }) => {
-        const about = (event as Event & KubeObject).involvedObject;
-        const ds = cache(DAEMON_SET).get(about?.namespace, about?.name ?? "");
+        const about = event.involvedObject;
+        const ds = cache(DAEMON_SET).get(about.namespace, about.name ?? "");
         return ds ? ownerPtemplate(ds) : [];
       },
-    },
+    }),
   ],
   reconcile(pt, { cache, installed, metrics, problems }) {
-    const namespace = pt.metadata!.namespace;
-    const name = pt.metadata!.name!;
+    const namespace = pt.metadata.namespace;
+    const name = pt.metadata.name;
     const kmmInstalled = installed(MODULE);
     const found = [...problems()];
     const parent = objectRef(PTEMPLATE, pt);

@@ -2,10 +2,11 @@ import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Module } from "../../crds/kmm_module.ts";
 import type { Ptemplate } from "../../crds/ptemplate.ts";
+import type { Stored } from "../../mod.ts";
 import { type Observed, statusFor } from "./status_aggregator.ts";
 
-const pt: Ptemplate = {
-  metadata: { name: "p", namespace: "n", generation: 3 },
+const pt: Stored<Ptemplate, true> = {
+  metadata: { name: "p", namespace: "n", uid: "pt-uid", generation: 3 },
   spec: { selector: { role: "worker" } },
 };
 const module = (loader?: [number, number, number], plugin?: [number, number, number]): Module => ({
@@ -37,7 +38,8 @@ const ds = (desired: number, ready: number, updated = ready): DaemonSet => ({
     numberMisscheduled: 0,
   },
 });
-const pods = (...names: string[]) => names.map((name) => ({ metadata: { name } }));
+const pods = (...names: string[]) =>
+  names.map((name) => ({ metadata: { name, namespace: "n", uid: `uid-${name}` } }));
 const condition = (observed: Observed, type: string) =>
   statusFor(pt, observed).conditions!.find((c) => c.type === type)!;
 

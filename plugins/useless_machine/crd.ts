@@ -8,7 +8,7 @@ import {
 import type { MachineSpec, MachineStatus } from "./machine_types.ts";
 import type { SwitchSpec, SwitchStatus } from "./switch_types.ts";
 
-export const MACHINE: Resource<Machine> = {
+export const MACHINE: Resource<Machine, true> = {
   group: "useless.container.training",
   version: "v1alpha1",
   kind: "Machine",
@@ -16,7 +16,7 @@ export const MACHINE: Resource<Machine> = {
   namespaced: true,
 };
 
-export const SWITCH: Resource<Switch> = {
+export const SWITCH: Resource<Switch, true> = {
   group: "useless.container.training",
   version: "v1alpha1",
   kind: "Switch",

@@ -10,6 +10,8 @@ import {
   definePlugin,
   type KubeClient,
   type Plugin,
+  type Stored,
+  watch,
 } from "../../mod.ts";
 import { MACHINE, type Machine, MACHINE_LABEL, SWITCH, type Switch } from "./crd.ts";
 
@@ -82,25 +84,25 @@ function byAge(a: Switch, b: Switch): number {
 
 async function createSwitch(
   client: KubeClient,
-  machine: Machine,
+  machine: Stored<Machine, true>,
   signal: AbortSignal,
 ): Promise<string> {
   const created = await client.create(SWITCH, {
     metadata: {
       generateName: "switch-",
-      namespace: machine.metadata!.namespace,
-      labels: { [MACHINE_LABEL]: machine.metadata!.name! },
+      namespace: machine.metadata.namespace,
+      labels: { [MACHINE_LABEL]: machine.metadata.name },
       ownerReferences: [controllerReference(machine)],
     },
     spec: { position: "down" },
   }, { signal });
-  return created.metadata!.name!;
+  return created.metadata.name;
 }
 
 export function createUselessMachinePlugin(options: UselessMachineOptions = {}): Plugin<Machine> {
   const delay = options.flipDelayMs ?? 5_000;
   const expectations = new Expectations();
-  return definePlugin<Machine>({
+  return definePlugin({
     name: "useless-machine",
     for: MACHINE,
     // Owned: deleting a machine deletes its switches, and a switch's changes reach its owner.
@@ -108,32 +110,31 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
     // Switches are also made, flipped and marked by hand (generated names, one at a time).
     permissions: [{ resource: SWITCH, verbs: ["patch"], subresource: "status" }],
     // And by label, so a switch relabelled to another machine reaches that one too.
-    watches: [{
-      resource: SWITCH,
+    watches: [watch(SWITCH, {
       map: (sw) => {
-        const machine = sw.metadata?.labels?.[MACHINE_LABEL];
-        return machine ? [{ namespace: sw.metadata?.namespace, name: machine }] : [];
+        const machine = sw.metadata.labels?.[MACHINE_LABEL];
+        return machine ? [{ namespace: sw.metadata.namespace, name: machine }] : [];
       },
-    }],
+    })],
     async reconcile(machine, { client, cache, signal, log }) {
-      const namespace = machine.metadata!.namespace!;
-      const uid = machine.metadata!.uid!;
-      const key = `${namespace}/${machine.metadata!.name}`;
+      const namespace = machine.metadata.namespace;
+      const uid = machine.metadata.uid;
+      const key = `${namespace}/${machine.metadata.name}`;
       const now = Date.now();
       const listed = cache(SWITCH)
-        .list({ namespace, labelSelector: `${MACHINE_LABEL}=${machine.metadata!.name}` })
-        .filter((sw) => !sw.metadata?.deletionTimestamp);
-      const pending = expectations.pending(key, new Set(listed.map((sw) => sw.metadata!.name!)));
-      const switches = listed.filter((sw) => !pending.deleted.has(sw.metadata!.name!)).sort(byAge);
+        .list({ namespace, labelSelector: `${MACHINE_LABEL}=${machine.metadata.name}` })
+        .filter((sw) => !sw.metadata.deletionTimestamp);
+      const pending = expectations.pending(key, new Set(listed.map((sw) => sw.metadata.name)));
+      const switches = listed.filter((sw) => !pending.deleted.has(sw.metadata.name)).sort(byAge);
 
       // A switch relabelled to this machine becomes ours, so it goes away with us, not its old machine.
       for (const sw of switches) {
         const owner = controllerOf(sw);
         if (owner?.uid === uid) continue;
-        await client.patch(SWITCH, sw.metadata!.name!, {
+        await client.patch(SWITCH, sw.metadata.name, {
           metadata: { ownerReferences: [controllerReference(machine)] },
         }, { namespace, signal });
-        log.info("adopted switch {switch}", { switch: sw.metadata!.name });
+        log.info("adopted switch {switch}", { switch: sw.metadata.name });
       }
 
       const want = machine.spec.switches;
@@ -143,8 +144,8 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
       }
       // Scale down: the newest switches go first.
       for (const sw of switches.slice(Math.max(0, want - pending.created.length)).reverse()) {
-        await client.delete(SWITCH, sw.metadata!.name!, { namespace, signal });
-        expectations.deleted(key, sw.metadata!.name!);
+        await client.delete(SWITCH, sw.metadata.name, { namespace, signal });
+        expectations.deleted(key, sw.metadata.name);
       }
       const kept = switches.slice(0, Math.max(0, want - pending.created.length));
 
@@ -154,7 +155,7 @@ export function createUselessMachinePlugin(options: UselessMachineOptions = {}):
       let nextVisit = Infinity;
       const positions: string[] = [];
       for (const sw of kept) {
-        const name = sw.metadata!.name!;
+        const name = sw.metadata.name;
         const seenAt = sw.status?.seenAt ? Date.parse(sw.status.seenAt) : undefined;
         if (sw.spec.position === "down") {
           positions.push("d");

@@ -3,7 +3,7 @@
  * plugins read or watch that kind.
  */
 import type { KubeClient } from "../../kube/client.ts";
-import type { KubeObject } from "../../kube/object.ts";
+import type { KubeObject, Stored } from "../../kube/object.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { type ChangeHandler, Informer } from "./informer.ts";
@@ -35,7 +35,7 @@ function resourceId(resource: Resource): string {
 class ScopedCache<T extends KubeObject> implements CacheReader<T> {
   constructor(readonly informers: Informer<T>[]) {}
 
-  get(namespace: string | undefined, name: string): T | undefined {
+  get(namespace: string | undefined, name: string): Stored<T> | undefined {
     for (const informer of this.informers) {
       if (informer.namespace && informer.namespace !== namespace) continue;
       const found = informer.store.get(namespace, name);
@@ -44,13 +44,13 @@ class ScopedCache<T extends KubeObject> implements CacheReader<T> {
     return undefined;
   }
 
-  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): T[] {
+  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): Stored<T>[] {
     return this.informers
       .filter((i) => !options.namespace || !i.namespace || i.namespace === options.namespace)
       .flatMap((i) => i.store.list(options));
   }
 
-  ownedBy(uid: string): T[] {
+  ownedBy(uid: string): Stored<T>[] {
     return this.informers.flatMap((i) => i.store.ownedBy(uid));
   }
 }
@@ -130,8 +130,8 @@ export class InformerPool {
   }
 
   /** A read-only view of the cache of `resource`. */
-  cache<T extends KubeObject>(resource: Resource<T>): CacheReader<T> {
-    return new ScopedCache(this.informers<T>(resource));
+  cache<T extends KubeObject, N extends boolean>(resource: Resource<T, N>): CacheReader<T, N> {
+    return new ScopedCache(this.informers<T>(resource)) as CacheReader<T, N>;
   }
 
   /** Subscribes to every change of `resource`; returns the unsubscribe function. */

@@ -2,11 +2,15 @@
 
 /** One requirement of a selector. */
 export interface Requirement {
+  /** The label. */
   key: string;
+  /** How its value is compared. */
   operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+  /** The values `In` and `NotIn` compare with. */
   values: string[];
 }
 
+/** A label selector: every requirement must hold. */
 export type Selector = Requirement[];
 
 /**

@@ -1,5 +1,5 @@
 /** The informer cache of one kind: objects by their key (`refKey`), indexed by owner UID, queried by label. */
-import type { KubeObject } from "../../kube/object.ts";
+import type { KubeObject, Stored } from "../../kube/object.ts";
 import { objectRef, refKey, refTo } from "../../kube/object_ref.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { matchesSelector, parseSelector, type Selector } from "./label_selector.ts";
@@ -10,12 +10,18 @@ export type StoreChange<T> =
   | { type: "updated"; object: T; old: T }
   | { type: "deleted"; object: T };
 
-/** Read access to cached objects; what plugins get. Never mutate what it returns. */
-export interface CacheReader<T extends KubeObject> {
-  get(namespace: string | undefined, name: string): T | undefined;
-  list(options?: { namespace?: string; labelSelector?: string | Selector }): T[];
+/**
+ * Read access to cached objects of one kind (`N`: whether it is namespaced); what plugins get.
+ * Every object came from the API server, so each has its name, uid (and namespace). Never mutate
+ * what it returns.
+ */
+export interface CacheReader<T extends KubeObject, N extends boolean = boolean> {
+  /** The object named `name` (in `namespace`, for a namespaced kind), if cached. */
+  get(namespace: string | undefined, name: string): Stored<T, N> | undefined;
+  /** The objects in `namespace` (or all), whose labels match `labelSelector` (or all). */
+  list(options?: { namespace?: string; labelSelector?: string | Selector }): Stored<T, N>[];
   /** Objects with an owner reference to `uid`. */
-  ownedBy(uid: string): T[];
+  ownedBy(uid: string): Stored<T, N>[];
 }
 
 /** True when both resourceVersions are numbers and `a`'s is the smaller; unknown order is false. */
@@ -43,25 +49,25 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return this.#objects.size;
   }
 
-  get(namespace: string | undefined, name: string): T | undefined {
-    return this.#objects.get(refKey(refTo(this.#kind, { namespace, name })));
+  get(namespace: string | undefined, name: string): Stored<T> | undefined {
+    return this.#objects.get(refKey(refTo(this.#kind, { namespace, name }))) as Stored<T>;
   }
 
-  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): T[] {
+  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): Stored<T>[] {
     const selector = typeof options.labelSelector === "string"
       ? parseSelector(options.labelSelector)
       : options.labelSelector;
-    const out: T[] = [];
+    const out: Stored<T>[] = [];
     for (const object of this.#objects.values()) {
       if (options.namespace && object.metadata?.namespace !== options.namespace) continue;
       if (selector && !matchesSelector(selector, object.metadata?.labels ?? {})) continue;
-      out.push(object);
+      out.push(object as Stored<T>);
     }
     return out;
   }
 
-  ownedBy(uid: string): T[] {
-    return [...this.#byOwner.get(uid) ?? []].map((key) => this.#objects.get(key)!);
+  ownedBy(uid: string): Stored<T>[] {
+    return [...this.#byOwner.get(uid) ?? []].map((key) => this.#objects.get(key) as Stored<T>);
   }
 
   /** Adds or replaces one object; returns the change, or undefined if nothing changed. */

@@ -16,9 +16,13 @@ import { WarningThrottle } from "./warning_throttle.ts";
 
 /** Who a request comes from, as the API server knows them. */
 export interface Requester {
+  /** The user's name, e.g. `system:serviceaccount:monitoring:prometheus`. */
   username: string;
+  /** The user's uid. */
   uid?: string;
+  /** The groups the user is in. */
   groups?: string[];
+  /** What else the authenticator said. */
   extra?: Record<string, string[]>;
 }
 

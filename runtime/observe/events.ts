@@ -14,15 +14,19 @@ import { NotLeaderError } from "../../kube/write_fence.ts";
 import type { Logger } from "./logging.ts";
 import { causeOf, WarningThrottle } from "./warning_throttle.ts";
 
+/** One Kubernetes Event about an object. */
 export interface EventInput {
+  /** `Warning` for what someone should look at. */
   type: "Normal" | "Warning";
   /** Short CamelCase, e.g. `Applied`, `ReconcileFailed`. */
   reason: string;
+  /** What happened, in one sentence a person can act on. */
   message: string;
 }
 
 /** What plugins record events through. */
 export interface EventRecorder {
+  /** Records `event` about `object` (aggregated, rate-limited, written in the background). */
   record(object: KubeObject, event: EventInput): void;
 }
 

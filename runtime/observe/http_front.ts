@@ -13,8 +13,11 @@ import { WarningThrottle } from "./warning_throttle.ts";
 
 /** Where to listen; `flag` names the setting in errors (`--metrics-bind-address`). */
 export interface BindAddress {
+  /** The address to listen on (`0.0.0.0` for every interface). */
   hostname: string;
+  /** The port; 0 for any free one. */
   port: number;
+  /** The flag it came from, named in errors (`--metrics-bind-address`). */
   flag?: string;
 }
 

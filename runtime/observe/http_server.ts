@@ -19,7 +19,9 @@ import { WarningThrottle } from "./warning_throttle.ts";
 
 /** A serving certificate and key, PEM. */
 export interface ServingCertificate {
+  /** The certificate chain, PEM. */
   cert: string;
+  /** Its private key, PEM. */
   key: string;
 }
 
@@ -39,6 +41,7 @@ export interface RequestLimits {
   maxBufferedBytes: number;
 }
 
+/** Everything a caller may cost a server: its connections and its requests. */
 export type ServerLimits = ConnectionLimits & RequestLimits;
 
 export const DEFAULT_REQUEST_LIMITS: RequestLimits = {

@@ -5,12 +5,22 @@
 import {
   configureSync,
   getLogger,
-  type Logger,
-  type LogLevel,
+  type Logger as LogTapeLogger,
+  type LogLevel as LogTapeLevel,
   type LogRecord,
 } from "@logtape/logtape";
 
-export type { Logger, LogLevel };
+/**
+ * LogTape's `Logger`: `info("… {key} …", { key })`, `with({ … })`, documented in LogTape.
+ * @ignore
+ */
+export type Logger = LogTapeLogger;
+/**
+ * LogTape's log levels: `trace`, `debug`, `info`, `warning`, `error`, `fatal`.
+ * @ignore
+ */
+export type LogLevel = LogTapeLevel;
+/** How log lines are written: text, JSON lines, or text on a terminal and JSON otherwise. */
 export type LogFormat = "text" | "json" | "auto";
 
 const ROOT = "ptemplate";

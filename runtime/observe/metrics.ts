@@ -1,6 +1,7 @@
 /** A small Prometheus registry: counters, gauges and histograms with labels, rendered as text 0.0.4. */
 
-type Labels = Record<string, string>;
+/** Label values by label name. */
+export type Labels = Record<string, string>;
 
 function labelKey(names: readonly string[], labels: Labels): string {
   return JSON.stringify(names.map((name) => labels[name] ?? ""));
@@ -26,13 +27,19 @@ function formatNumber(value: number): string {
   return Number.isNaN(value) ? "NaN" : String(value);
 }
 
-interface Metric {
+/** Anything the registry renders: a name, and its lines of Prometheus text. */
+export interface Metric {
+  /** The metric's name, e.g. `workqueue_depth`. */
   readonly name: string;
+  /** Its `# HELP`, `# TYPE` and sample lines. */
   render(): string;
 }
 
-abstract class Family<V> implements Metric {
+/** A metric with labels: one value of `V` per set of label values. */
+export abstract class Family<V> implements Metric {
+  /** The value of each series, by its label values. */
   protected readonly values = new Map<string, { labels: string[]; value: V }>();
+  /** A metric `name` with `help` text and the names of its labels. */
   constructor(
     readonly name: string,
     readonly help: string,
@@ -40,6 +47,7 @@ abstract class Family<V> implements Metric {
     readonly type: string,
   ) {}
 
+  /** The series of `labels`, made with `initial` the first time. */
   protected entry(labels: Labels, initial: () => V): { labels: string[]; value: V } {
     for (const key of Object.keys(labels)) {
       if (!this.labelNames.includes(key)) {
@@ -66,21 +74,26 @@ abstract class Family<V> implements Metric {
     return lines.join("\n");
   }
 
+  /** The sample lines of one series. */
   protected abstract sample(labels: string[], value: V): string[];
 }
 
 /** A value that only goes up. */
 export class Counter extends Family<{ n: number }> {
+  /** A metric `name` with `help` text and the names of its labels. */
   constructor(name: string, help: string, labelNames: readonly string[] = []) {
     super(name, help, labelNames, "counter");
   }
+  /** Adds `by` to the series of `labels`. */
   inc(labels: Labels = {}, by = 1): void {
     if (by < 0) throw new RangeError(`counter ${this.name} cannot decrease`);
     this.entry(labels, () => ({ n: 0 })).value.n += by;
   }
+  /** The value of the series of `labels` (0 when it has none). */
   get(labels: Labels = {}): number {
     return this.values.get(labelKey(this.labelNames, labels))?.value.n ?? 0;
   }
+  /** One `name{labels} value` line. */
   protected sample(labels: string[], value: { n: number }): string[] {
     return [`${this.name}${renderLabels(this.labelNames, labels)} ${formatNumber(value.n)}`];
   }
@@ -88,35 +101,47 @@ export class Counter extends Family<{ n: number }> {
 
 /** A value that goes up and down. */
 export class Gauge extends Family<{ n: number }> {
+  /** A metric `name` with `help` text and the names of its labels. */
   constructor(name: string, help: string, labelNames: readonly string[] = []) {
     super(name, help, labelNames, "gauge");
   }
+  /** Sets the series of `labels` to `value`. */
   set(labels: Labels, value: number): void {
     this.entry(labels, () => ({ n: 0 })).value.n = value;
   }
+  /** Adds `by` to the series of `labels`. */
   inc(labels: Labels = {}, by = 1): void {
     this.entry(labels, () => ({ n: 0 })).value.n += by;
   }
+  /** Subtracts `by` from the series of `labels`. */
   dec(labels: Labels = {}, by = 1): void {
     this.inc(labels, -by);
   }
+  /** The value of the series of `labels` (0 when it has none). */
   get(labels: Labels = {}): number {
     return this.values.get(labelKey(this.labelNames, labels))?.value.n ?? 0;
   }
+  /** One `name{labels} value` line. */
   protected sample(labels: string[], value: { n: number }): string[] {
     return [`${this.name}${renderLabels(this.labelNames, labels)} ${formatNumber(value.n)}`];
   }
 }
 
-interface HistogramValue {
+/** One histogram series: counts per bucket, their sum and number. */
+export interface HistogramValue {
+  /** Observations per bucket (not cumulative; rendering adds them up). */
   counts: number[];
+  /** The sum of every observation. */
   sum: number;
+  /** How many observations. */
   count: number;
 }
 
 /** Observations counted into cumulative buckets. */
 export class Histogram extends Family<HistogramValue> {
+  /** The upper bounds of the buckets, ascending (`+Inf` is added). */
   readonly buckets: readonly number[];
+  /** A metric `name` with `help` text and the names of its labels. */
   constructor(
     name: string,
     help: string,
@@ -126,6 +151,7 @@ export class Histogram extends Family<HistogramValue> {
     super(name, help, labelNames, "histogram");
     this.buckets = [...buckets].sort((a, b) => a - b);
   }
+  /** Counts `value` into the series of `labels`. */
   observe(labels: Labels, value: number): void {
     const entry = this.entry(labels, () => ({
       counts: this.buckets.map(() => 0),
@@ -138,9 +164,11 @@ export class Histogram extends Family<HistogramValue> {
     entry.sum += value;
     entry.count++;
   }
+  /** How many values the series of `labels` has observed. */
   count(labels: Labels = {}): number {
     return this.values.get(labelKey(this.labelNames, labels))?.value.count ?? 0;
   }
+  /** The bucket, sum and count lines of one series. */
   protected sample(labels: string[], value: HistogramValue): string[] {
     const lines = this.buckets.map((bound, i) =>
       `${this.name}_bucket${renderLabels(this.labelNames, labels, ["le", formatNumber(bound)])} ${
@@ -167,6 +195,7 @@ export class Registry {
   /** Sampled just before rendering (for values read from elsewhere, like request counts). */
   readonly #collectors: (() => void)[] = [];
 
+  /** Adds `metric` (its name must be new) and returns it. */
   register<M extends Metric>(metric: M): M {
     const existing = this.#metrics.get(metric.name);
     if (existing) {
@@ -179,12 +208,15 @@ export class Registry {
     return metric;
   }
 
+  /** The counter `name`: made the first time, the same one after. */
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
     return this.register(new Counter(name, help, labelNames));
   }
+  /** The gauge `name`: made the first time, the same one after. */
   gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
     return this.register(new Gauge(name, help, labelNames));
   }
+  /** The histogram `name`: made the first time, the same one after. */
   histogram(
     name: string,
     help: string,

@@ -1,11 +1,17 @@
 /** Status conditions the Kubernetes way: one per type, with a transition time that moves only on change. */
 
 export interface Condition {
+  /** What it is about, e.g. `Ready`. */
   type: string;
+  /** Whether it holds. */
   status: "True" | "False" | "Unknown";
+  /** Why, as a CamelCase word (`NoMatchingNodes`). */
   reason: string;
+  /** Why, in a sentence that says what to do. */
   message: string;
+  /** When `status` last changed (RFC 3339). */
   lastTransitionTime: string;
+  /** The generation of the object it was decided from. */
   observedGeneration?: number;
 }
 

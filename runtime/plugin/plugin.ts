@@ -1,6 +1,6 @@
 /** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
 import type { KubeClient } from "../../kube/client.ts";
-import type { KubeObject, Unstructured } from "../../kube/object.ts";
+import type { KubeObject, Stored, Unstructured } from "../../kube/object.ts";
 import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";
@@ -19,7 +19,8 @@ export interface NamespacedName {
 
 /** A kind a plugin creates, and how the runtime may treat existing objects of it. */
 export interface OwnedKind {
-  resource: Resource<KubeObject>;
+  /** The kind. */
+  resource: Resource;
   /**
    * Take over an object named like a child that has no controller (adding our controller
    * reference) instead of reporting it; default false. Only for kinds whose objects people
@@ -48,29 +49,43 @@ export interface OwnedKind {
 export interface ChildProblem {
   /** The plugin that could not write it. */
   plugin: string;
+  /** The child's kind. */
   kind: string;
+  /** The child's name (in its parent's namespace). */
   name: string;
+  /**
+   * Why: its name is taken by an object someone else controls, or nobody does; the API server
+   * refused it; or the write-loop guard paused it.
+   */
   reason: "ChildOwnedElsewhere" | "ChildNameTaken" | "ChildRefused" | "WriteLoopDetected";
+  /** One sentence that names the object and what to do about it. */
   message: string;
 }
 
+/** What a plugin may be granted on a kind (RBAC's verbs). */
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
 
 /** Access a plugin asks for explicitly, for the requests it makes itself through `client`. */
 export interface Permission {
+  /** The kind. */
   resource: Resource;
+  /** What it may do. */
   verbs: Verb[];
   /** e.g. `status`. */
   subresource?: string;
 }
 
-/** Another kind whose changes should reconcile some objects of the plugin's kind. */
-export interface Watch<W extends KubeObject = KubeObject> {
-  resource: Resource<W>;
+/**
+ * Another kind whose changes should reconcile some objects of the plugin's kind. Write it with
+ * `watch(resource, { map })`, so that `map` and `filter` see the watched kind's type.
+ */
+export interface Watch<W extends KubeObject = KubeObject, N extends boolean = boolean> {
+  /** The kind watched. */
+  resource: Resource<W, N>;
   /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
-  map(object: W, context: MapContext): NamespacedName[];
+  map(object: Stored<W, N>, context: MapContext): NamespacedName[];
   /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
-  filter?(change: StoreChange<W>): boolean;
+  filter?(change: StoreChange<Stored<W, N>>): boolean;
   /**
    * The plugin works without this kind (it reports less). A cluster-scoped optional kind is not
    * watched when the operator is restricted to namespaces, where Roles cannot grant it; then
@@ -82,7 +97,32 @@ export interface Watch<W extends KubeObject = KubeObject> {
 /** What `Watch.map` may use. */
 export interface MapContext {
   /** Cached objects of a kind, typed by its `Resource`. */
-  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  cache<R extends KubeObject, N extends boolean>(resource: Resource<R, N>): CacheReader<R, N>;
+}
+
+/**
+ * A watch whose `map` and `filter` see objects of the watched kind, typed by its resource.
+ *
+ * @example Reconcile the Greeting a ConfigMap's label names.
+ * ```ts
+ * import { CONFIG_MAP, watch } from "ptemplate-operator/mod.ts";
+ *
+ * const byLabel = watch(CONFIG_MAP, {
+ *   // `cm` is a ConfigMap as stored: its metadata has a name and a namespace.
+ *   map: (cm) => {
+ *     const greeting = cm.metadata.labels?.["example.com/greeting"];
+ *     return greeting ? [{ namespace: cm.metadata.namespace, name: greeting }] : [];
+ *   },
+ *   filter: (change) => change.type !== "updated" || change.object.data !== change.old.data,
+ * });
+ * if (byLabel.resource !== CONFIG_MAP) throw new Error("watches ConfigMaps");
+ * ```
+ */
+export function watch<W extends KubeObject, N extends boolean>(
+  resource: Resource<W, N>,
+  options: Omit<Watch<W, N>, "resource">,
+): Watch<W, N> {
+  return { resource, ...options };
 }
 
 /**
@@ -108,7 +148,7 @@ export interface ReconcileContext {
   /** For the rare imperative step; prefer returning an Outcome. */
   client: KubeClient;
   /** Cached reads of any kind the plugin declared (for, owns, watches), or others on demand. */
-  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  cache<R extends KubeObject, N extends boolean>(resource: Resource<R, N>): CacheReader<R, N>;
   /** True when the API server serves this kind (e.g. its CRD is installed). */
   installed(resource: Resource): boolean;
   /**
@@ -117,8 +157,11 @@ export interface ReconcileContext {
    * reconciles the object again, so a status plugin can report them.
    */
   problems(): ChildProblem[];
+  /** A logger with the plugin and object on every line. */
   log: Logger;
+  /** Kubernetes Events about the object (or others), written in the background. */
   events: EventRecorder;
+  /** The process's metrics registry, for the plugin's own series. */
   metrics: Registry;
   /** Aborts when the reconcile must stop early (shutdown, lost leadership). */
   signal: AbortSignal;
@@ -126,14 +169,19 @@ export interface ReconcileContext {
 
 /** One admission request for the plugin's kind, as the API server sent it. */
 export interface AdmissionRequest<T extends KubeObject = KubeObject> {
+  /** What the request does. */
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+  /** The request's namespace. */
   namespace?: string;
+  /** The object's name (absent for a create with `generateName`). */
   name?: string;
   /** The object as it would be stored (absent for DELETE). */
   object?: T;
   /** The object as stored (UPDATE, DELETE). */
   oldObject?: T;
+  /** True when nothing will be stored: have no side effects. */
   dryRun: boolean;
+  /** Who asks, as the review says (see `userInfo`). */
   username?: string;
   /**
    * Who asks, as the review says. The API server does not authenticate itself to webhooks by
@@ -144,6 +192,7 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
 
 /** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
 export interface AdmissionVerdict {
+  /** Printed by kubectl; say what will go wrong, and how to fix it. */
   warnings?: string[];
   /** Refuses the request with this message: name the field and the fix. */
   denied?: string;
@@ -161,7 +210,9 @@ export interface AdmissionContext {
    * second, 20 at once), apart from the reconcilers': a flood of reviews slows admission alone.
    */
   client: KubeClient;
-  cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  /** Cached reads, as in a reconcile (the cache may still be syncing right after a start). */
+  cache<R extends KubeObject, N extends boolean>(resource: Resource<R, N>): CacheReader<R, N>;
+  /** True when the API server serves this kind (e.g. its CRD is installed). */
   installed(resource: Resource): boolean;
   /**
    * Whether the review's requester may `verb` objects of `resource` (the one named, in the
@@ -173,17 +224,24 @@ export interface AdmissionContext {
     resource: Resource,
     object?: { namespace?: string; name?: string },
   ): Promise<boolean>;
+  /** A logger for admission. */
   log: Logger;
 }
 
 /** Filters changes of the plugin's own kind before they reach the queue. */
-export type ChangeFilter<T extends KubeObject> = (change: StoreChange<T>) => boolean;
+export type ChangeFilter<T extends KubeObject, N extends boolean = boolean> = (
+  change: StoreChange<Stored<T, N>>,
+) => boolean;
 
-export interface PluginSpec<T extends KubeObject = KubeObject> {
+/**
+ * What a plugin declares. `T` is the type of the objects of its kind, `N` whether that kind is
+ * namespaced; both come from `for`.
+ */
+export interface PluginSpec<T extends KubeObject = KubeObject, N extends boolean = boolean> {
   /** Unique; the controller name in metrics and logs, and the field manager of its writes. */
   name: string;
   /** The kind it reconciles; its objects' type is `T`. */
-  for: Resource<T>;
+  for: Resource<T, N>;
   /**
    * Kinds it creates; their changes reconcile the controlling owner. A kind alone, or with
    * options (`{ resource, adopt, recreateOnImmutableChange }`).
@@ -202,7 +260,7 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    */
   permissions?: Permission[];
   /** Drops changes of `for` objects that need no reconcile, e.g. `generationChanged`. */
-  filter?(change: StoreChange<T>): boolean;
+  filter?(change: StoreChange<Stored<T, N>>): boolean;
   /** Workers for this plugin; default 1. A key is never reconciled by two at once. */
   concurrency?: number;
   /**
@@ -219,7 +277,10 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    */
   // Methods rather than function-typed fields: a Plugin<Ptemplate> is then also a Plugin, which
   // is what the manager takes (parameters of methods are compared both ways).
-  reconcile(object: T, context: ReconcileContext): Outcome<T> | void | Promise<Outcome<T> | void>;
+  reconcile(
+    object: Stored<T, N>,
+    context: ReconcileContext,
+  ): Outcome<T> | void | Promise<Outcome<T> | void>;
   /**
    * Cleans up what the plugin made outside Kubernetes before its object goes. With it, the
    * runtime puts a finalizer (`finalizer`) on each object before its first reconcile; once the
@@ -228,7 +289,7 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
    * the finalizer and the API server deletes the object. Must be idempotent: it may run again
    * after a crash. Children need nothing: owner references remove them.
    */
-  finalize?(object: T, context: ReconcileContext): void | Promise<void>;
+  finalize?(object: Stored<T, N>, context: ReconcileContext): void | Promise<void>;
   /**
    * The finalizer's name; default `operator.ptemplate.dev/<plugin name>` (objects holding
    * 0.2's `operator.pt.example.com/<plugin name>` are finalized as well).
@@ -260,7 +321,9 @@ export interface PluginSpec<T extends KubeObject = KubeObject> {
 }
 
 /** A plugin, as registered with the manager. */
-export type Plugin<T extends KubeObject = KubeObject> = Readonly<PluginSpec<T>>;
+export type Plugin<T extends KubeObject = KubeObject, N extends boolean = boolean> = Readonly<
+  PluginSpec<T, N>
+>;
 
 /**
  * The most workers one plugin may have. Reconciles mostly wait on the API server, so more than a
@@ -279,7 +342,7 @@ export const MAX_CONCURRENCY = 100;
  *   spec: { message: string };
  *   status?: { configMap?: string };
  * }
- * const GREETING: Resource<Greeting> = {
+ * const GREETING: Resource<Greeting, true> = {
  *   group: "example.ptemplate.dev",
  *   version: "v1",
  *   kind: "Greeting",
@@ -294,15 +357,17 @@ export const MAX_CONCURRENCY = 100;
  *     children: [{
  *       apiVersion: "v1",
  *       kind: "ConfigMap",
- *       metadata: { name: `${greeting.metadata!.name}-greeting` },
+ *       metadata: { name: `${greeting.metadata.name}-greeting` },
  *       data: { message: greeting.spec.message },
  *     }],
- *     status: { configMap: `${greeting.metadata!.name}-greeting` },
+ *     status: { configMap: `${greeting.metadata.name}-greeting` },
  *   }),
  * });
  * ```
  */
-export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec<T>): Plugin<T> {
+export function definePlugin<T extends KubeObject = KubeObject, N extends boolean = boolean>(
+  spec: PluginSpec<T, N>,
+): Plugin<T, N> {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.name)) {
     throw new TypeError(
       `plugin name "${spec.name}" must be lower-case letters, digits and dashes (it is a field manager)`,
@@ -350,9 +415,11 @@ export function definePlugin<T extends KubeObject = KubeObject>(spec: PluginSpec
  * ```
  */
 export class PermanentError extends Error {
+  /** Always `PermanentError`. */
   override readonly name = "PermanentError";
   /** A short CamelCase reason for the Event. */
   readonly reason: string;
+  /** `message` names the field and the fix; `reason` is the Event's (default `ReconcileFailed`). */
   constructor(message: string, options: { reason?: string; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.reason = options.reason ?? "ReconcileFailed";
@@ -361,8 +428,11 @@ export class PermanentError extends Error {
 
 /** A failure worth retrying; the same as throwing any other error, with an optional delay. */
 export class TemporaryError extends Error {
+  /** Always `TemporaryError`. */
   override readonly name = "TemporaryError";
+  /** Retry after this long instead of the usual backoff. */
   readonly retryAfterMs?: number;
+  /** `message` says what failed; `retryAfterMs` when to try again. */
   constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;

@@ -5,7 +5,7 @@
  */
 import type { KubeClient } from "../../kube/client.ts";
 import { isApiError } from "../../kube/errors.ts";
-import type { KubeObject } from "../../kube/object.ts";
+import type { KubeObject, Stored } from "../../kube/object.ts";
 import {
   type ObjectRef,
   objectRef,
@@ -58,10 +58,10 @@ export interface ControllerDeps {
 }
 
 /** A visit, with what the step after it needs. */
-interface Visited<T> {
+interface Visited<T extends KubeObject> {
   visit: Visit;
   /** The object, when it was there. */
-  object?: T;
+  object?: Stored<T>;
   /** The caches to wait for, when the step parks the key. */
   behind?: Informer[];
   /** The finalizer, for the line that says it was removed. */
@@ -114,7 +114,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const watch of plugin.watches ?? []) {
       if (watch.optional) pool.informers(watch.resource, { optional: true });
     }
-    pool.onChange<T>(plugin.for, (change) => {
+    // Every object the caches hold came from the API server: it is stored, named and with a uid.
+    pool.onChange<Stored<T>>(plugin.for, (change) => {
       const key = this.#keyOf(change.object);
       if (change.type === "deleted") this.#finalized.delete(key);
       // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
@@ -140,8 +141,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
     for (const watch of plugin.watches ?? []) {
-      const context = { cache: <R extends KubeObject>(r: Resource<R>) => pool.cache(r) };
-      pool.onChange(watch.resource, (change) => {
+      const context = { cache: pool.cache.bind(pool) };
+      pool.onChange<Stored<KubeObject>>(watch.resource, (change) => {
         if (watch.filter && !watch.filter(change)) return;
         const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
         for (const object of objects) {
@@ -291,7 +292,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     // outage, whose children would be made again): the key waits until it has listed again.
     const behind = this.#reads.filter((informer) => !informer.fresh);
     if (behind.length) return { visit: { kind: "behind" }, behind };
-    const object = pool.cache<T>(this.plugin.for).get(parent.namespace, parent.name);
+    const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
     if (!object) return { visit: { kind: "gone" } };
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
     const deleting = !!object.metadata?.deletionTimestamp;
@@ -357,7 +358,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   async #reconcile(
     parent: ObjectRef,
     key: string,
-    object: T,
+    object: Stored<T>,
     finalizer: string | undefined,
     context: ReconcileContext,
     writer: KubeClient,

@@ -16,6 +16,7 @@ export interface WriteTarget {
   child?: ObjectRef;
 }
 
+/** When rewrites of one child (or status) count as a loop, and how long it pauses. */
 export interface WriteLoopGuardOptions {
   /**
    * Writes of one key allowed within `windowMs` while its parent's generation does not change;

@@ -41,7 +41,9 @@ export type { ServingCertificate };
 
 /** How one CRD's objects change between its versions. */
 export interface Conversion {
+  /** The API group of the kind converted. */
   group: string;
+  /** The kind converted. */
   kind: string;
   /**
    * The CRD with every version it serves: each object is checked against its version's schema
@@ -58,6 +60,7 @@ export interface Conversion {
 
 /** A conversion that cannot be done, said so that the API server can pass it on as it is. */
 export class ConversionError extends Error {
+  /** Always `ConversionError`. */
   override readonly name = "ConversionError";
 }
 

@@ -7,11 +7,22 @@ export type FlagKind = "string" | "boolean" | "integer" | "number" | "list";
 
 export interface FlagSpec {
   kind: FlagKind;
+  /** What it does, without its default (help adds that). */
   help: string;
-  /** Shown in help; the parser does not apply it (absent means "not given"). */
+  /** What its value is, in help: `FILE`, `N`. */
   placeholder?: string;
   /** For `string` flags: the values allowed. */
   choices?: readonly string[];
+  /**
+   * Its value when not given: `parseFlags` fills it in, and help says `(default …)`. Written
+   * here only, so the help cannot say one thing and the program do another.
+   */
+  default?: string | number | boolean;
+  /**
+   * When the default depends on where the program runs (in a cluster or not) or on other flags:
+   * what help says of it, `(default: …)`. The command works it out; the value stays absent.
+   */
+  defaultIs?: string;
 }
 
 export type FlagSpecs = Record<string, FlagSpec>;
@@ -25,8 +36,13 @@ export type FlagValue<S extends FlagSpec> = S extends { kind: "boolean" } ? bool
   : S extends { choices: readonly (infer C)[] } ? C
   : string;
 
-/** The values `parseFlags` returns for `specs`, each typed by its spec; absent when not given. */
-export type FlagValuesOf<S extends FlagSpecs> = { [K in keyof S]?: FlagValue<S[K]> };
+/**
+ * The values `parseFlags` returns for `specs`, each typed by its spec: always there when it has a
+ * `default`, else absent when not given.
+ */
+export type FlagValuesOf<S extends FlagSpecs> =
+  & { [K in keyof S as S[K] extends { default: unknown } ? K : never]: FlagValue<S[K]> }
+  & { [K in keyof S as S[K] extends { default: unknown } ? never : K]?: FlagValue<S[K]> };
 
 /** A usage mistake; the CLI prints it with a pointer to `--help` and exits 2. */
 export class UsageError extends Error {
@@ -114,14 +130,22 @@ export function parseFlags<S extends FlagSpecs>(
       values[name] = raw;
     }
   }
+  for (const [name, spec] of Object.entries(specs)) {
+    if (values[name] === undefined && spec.default !== undefined) values[name] = spec.default;
+  }
   return { values: values as FlagValuesOf<S>, positional };
 }
 
-/** The flag table for `--help`. */
+/** The flag table for `--help`: each flag, what it does, and its default. */
 export function describeFlags(specs: FlagSpecs): string {
   const rows = Object.entries(specs).map(([name, spec]) => {
     const value = spec.kind === "boolean" ? "" : ` ${spec.placeholder ?? spec.kind}`;
-    return [`  --${name}${value}`, spec.help];
+    const byDefault = spec.default !== undefined
+      ? ` (default ${spec.default})`
+      : spec.defaultIs !== undefined
+      ? ` (default: ${spec.defaultIs})`
+      : "";
+    return [`  --${name}${value}`, spec.help + byDefault];
   });
   const width = Math.max(...rows.map(([left]) => left.length)) + 2;
   return rows.map(([left, help]) => left.padEnd(width) + help).join("\n");

@@ -74,3 +74,23 @@ Deno.test("parsed values are typed by their specs", () => {
   const wrong: string | undefined = values.n;
   expect([n, on, list, level, wrong]).toEqual([3, true, ["a", "b"], "info", 3]);
 });
+
+Deno.test("defaults are written once: filled in, typed as present, and said in help", () => {
+  const specs = {
+    concurrency: { kind: "integer", placeholder: "N", help: "workers", default: 8 },
+    "leader-elect": { kind: "boolean", help: "lead", defaultIs: "on in a cluster" },
+    format: { kind: "string", help: "format", choices: ["text", "json"], default: "text" },
+  } as const satisfies FlagSpecs;
+  const { values } = parseFlags([], specs);
+  const concurrency: number = values.concurrency;
+  const format: "text" | "json" = values.format;
+  // @ts-expect-error a flag whose default depends on the environment may be absent
+  const lead: boolean = values["leader-elect"];
+  expect([concurrency, format, lead]).toEqual([8, "text", undefined]);
+  expect(parseFlags(["--concurrency=2"], specs).values.concurrency).toBe(2);
+  expect(describeFlags(specs).split("\n").map((line) => line.replace(/ +/g, " "))).toEqual([
+    " --concurrency N workers (default 8)",
+    " --leader-elect lead (default: on in a cluster)",
+    " --format string format (default text)",
+  ]);
+});

@@ -1,0 +1,21 @@
+/** A client of the cluster the connection flags name, with their rate limit: `run`, `install`, `uninstall`. */
+import { KubeClient, loadClusterConfig } from "../kube/mod.ts";
+import type { CONNECTION } from "./flag_table.ts";
+import { type FlagValuesOf, UsageError } from "./flags.ts";
+import { VERSION } from "./version.ts";
+
+/** Loads the configuration (`--kubeconfig`, `--context`, …) and makes a client with its limits. */
+export async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<KubeClient> {
+  const qps = values["kube-api-qps"];
+  const burst = values["kube-api-burst"];
+  if (!(qps > 0)) throw new UsageError(`--kube-api-qps must be above 0, not ${qps}`);
+  if (burst < 1) throw new UsageError(`--kube-api-burst must be at least 1, not ${burst}`);
+  const config = await loadClusterConfig({
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+  });
+  return new KubeClient(config, {
+    userAgent: `ptemplate-operator/${VERSION}`,
+    rateLimit: { qps, burst },
+  });
+}

@@ -1,0 +1,221 @@
+/**
+ * Every flag of the command line, with what it does and its default, in one table: the commands
+ * take their flags from here, and `--help` is derived from it, so a default is written once.
+ */
+import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
+import type { FlagSpecs } from "./flags.ts";
+import { VERSION } from "./version.ts";
+import { WEBHOOK_NAMES } from "./webhook_manifests.ts";
+
+/** Where `/metrics` listens when `--metrics-bind-address` is not given. */
+export const METRICS_ADDRESS = { secure: ":8443", plain: "127.0.0.1:8080" };
+
+/** Reaching the cluster, and how hard. */
+export const CONNECTION = {
+  kubeconfig: {
+    kind: "string",
+    placeholder: "FILE",
+    help: "kubeconfig",
+    defaultIs: "$KUBECONFIG, in-cluster, ~/.kube/config",
+  },
+  context: {
+    kind: "string",
+    placeholder: "NAME",
+    help: "kubeconfig context",
+    defaultIs: "its current-context",
+  },
+  "kube-api-qps": {
+    kind: "number",
+    placeholder: "QPS",
+    help: "requests per second to the API server, sustained",
+    // High enough not to slow a large start-up, low enough to bound a loop.
+    default: 500,
+  },
+  "kube-api-burst": {
+    kind: "integer",
+    placeholder: "N",
+    help: "requests that may go at once after a quiet spell",
+    default: 1000,
+  },
+} as const satisfies FlagSpecs;
+
+/** Which plugins: the binary's own, edited, or a module's. */
+export const PLUGINS = {
+  plugins: {
+    kind: "list",
+    placeholder: "LIST",
+    help: "plugins to run: the exact set (a,b) or edits to the default (-a,+b)",
+  },
+  plugin: {
+    kind: "list",
+    placeholder: "MODULE",
+    help: "run the plugins a module exports, and only those unless --plugins adds ours " +
+      "(+kmm-module); under `deno run`; repeatable",
+  },
+} as const satisfies FlagSpecs;
+
+/** `run`: the operator itself. */
+export const RUN = {
+  ...CONNECTION,
+  namespace: {
+    kind: "list",
+    placeholder: "NS",
+    help: "watch only this namespace (repeatable; default all)",
+  },
+  "leader-elect": {
+    kind: "boolean",
+    help: "elect a leader first",
+    defaultIs: "on in-cluster, off on a workstation",
+  },
+  "leader-election-namespace": {
+    kind: "string",
+    placeholder: "NS",
+    help: "namespace of the Lease",
+    defaultIs: "the pod's, or the kubeconfig context's",
+  },
+  "leader-election-id": {
+    kind: "string",
+    placeholder: "NAME",
+    help: "name of the Lease",
+    default: "ptemplate-operator.pt.example.com",
+  },
+  "metrics-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where /metrics listens, host:port or :port; 0 disables",
+    defaultIs: `${METRICS_ADDRESS.secure} with --metrics-secure, else ${METRICS_ADDRESS.plain}`,
+  },
+  "metrics-secure": {
+    kind: "boolean",
+    help: "serve /metrics over HTTPS, only to callers the API server authorizes (TokenReview and " +
+      "SubjectAccessReview on get /metrics)",
+    defaultIs: "on in-cluster, off on a workstation",
+  },
+  "metrics-cert-dir": {
+    kind: "string",
+    placeholder: "DIR",
+    help: "tls.crt and tls.key for /metrics over HTTPS, reloaded when they change",
+    defaultIs: "a self-signed certificate made at start",
+  },
+  "health-probe-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where /healthz and /readyz listen; 0 disables",
+    default: ":8081",
+  },
+  "log-level": {
+    kind: "string",
+    placeholder: "LEVEL",
+    choices: ["debug", "info", "warning", "error"],
+    help: "debug, info, warning or error",
+    default: "info",
+  },
+  "log-format": {
+    kind: "string",
+    placeholder: "FORMAT",
+    choices: ["text", "json", "auto"],
+    help: "text, json, or auto: text on a terminal, JSON otherwise",
+    default: "auto",
+  },
+  "webhook-bind-address": {
+    kind: "string",
+    placeholder: "ADDR",
+    help: "where admission and conversion webhooks listen (HTTPS); 0 disables",
+    default: ":9443",
+  },
+  "webhook-cert-dir": {
+    kind: "string",
+    placeholder: "DIR",
+    help: "tls.crt and tls.key for the webhooks, reloaded when they change",
+    defaultIs: `${DEFAULT_CERT_DIR}; webhooks are off when it has none and was not given`,
+  },
+  "webhook-cert-mode": {
+    kind: "string",
+    placeholder: "MODE",
+    choices: ["dir", "self-managed"],
+    help: "dir: certificates from --webhook-cert-dir (cert-manager); self-managed: the operator " +
+      "keeps them in a Secret and the caBundles up to date",
+    default: "dir",
+  },
+  "webhook-service": {
+    kind: "string",
+    placeholder: "NAME",
+    help: "the Service the API server calls the webhooks by (self-managed certificates), in " +
+      "the operator's namespace",
+    default: WEBHOOK_NAMES.service,
+  },
+  concurrency: {
+    kind: "integer",
+    placeholder: "N",
+    help: `workers per plugin, 1 to ${MAX_CONCURRENCY}`,
+    // Reconciles mostly wait on the API server, so a few in flight keep it busy.
+    default: 8,
+  },
+  ...PLUGINS,
+} as const satisfies FlagSpecs;
+
+/** `rbac`: what the plugins need. */
+export const RBAC = {
+  namespace: {
+    kind: "list",
+    placeholder: "NS",
+    help: "grant in this namespace only, with a Role (repeatable; default: a ClusterRole)",
+  },
+  webhooks: {
+    kind: "boolean",
+    help: "with what the plugins' admission reads (when their webhooks are served)",
+  },
+  ...PLUGINS,
+} as const satisfies FlagSpecs;
+
+/** `install`: the CRDs into a cluster. */
+export const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpecs;
+
+/** `uninstall`: the CRDs out of a cluster, and what they hold with them. */
+export const UNINSTALL = {
+  ...INSTALL,
+  yes: { kind: "boolean", help: "delete even when objects of the kinds exist" },
+} as const satisfies FlagSpecs;
+
+/** `bundle`: the OLM bundle and catalog. */
+export const BUNDLE = {
+  version: {
+    kind: "string",
+    placeholder: "X.Y.Z",
+    help: "the bundle's version",
+    default: VERSION,
+  },
+  image: {
+    kind: "string",
+    placeholder: "IMAGE",
+    help: "the operator image, by digest ideally",
+    defaultIs: "ghcr.io/ptemplate/ptemplate-operator:v<version>",
+  },
+  "bundle-image": {
+    kind: "string",
+    placeholder: "IMAGE",
+    help: "the bundle image, for the catalog",
+    defaultIs: "ghcr.io/ptemplate/ptemplate-operator-bundle:v<version>",
+  },
+  replaces: { kind: "string", placeholder: "X.Y.Z", help: "the version this one upgrades" },
+  output: {
+    kind: "string",
+    placeholder: "DIR",
+    help: "where to write bundle/, bundle.Dockerfile, catalog/",
+    default: ".",
+  },
+  ...PLUGINS,
+} as const satisfies FlagSpecs;
+
+const { output: _written, ...BUNDLE_CONTENT } = BUNDLE;
+
+/** `scorecard`: checks of a bundle, written or made now. */
+export const SCORECARD = {
+  bundle: {
+    kind: "string",
+    placeholder: "DIR",
+    help: "check this bundle folder",
+    defaultIs: "the bundle `bundle` would write now",
+  },
+  ...BUNDLE_CONTENT,
+} as const satisfies FlagSpecs;

@@ -37,6 +37,7 @@ const TASKS = [
   "bundle",
   "bench",
   "bench:scale",
+  "bench:latency",
 ];
 
 /** `git clone` of this checkout's HEAD, as a newcomer gets it. */
@@ -384,6 +385,13 @@ await binariesTest(
         expect((await interrupt(dev)).code).toBe(0);
         expect(dev.output()).toContain("stopping the control plane");
         expect(await exists(folder)).toBe(false);
+      });
+
+      await t.step("bench:latency, small: the table, lease kept, no new connection", async () => {
+        const result = ok(
+          await runDocumented("deno task bench:latency --latency 200 --seconds 5", here),
+        );
+        expect(result.stdout).toMatch(/^200 ms \| \d+ \| 0 \| .* \| 0 \| 0$/m);
       });
 
       await t.step("bench:scale, small: the table and its JSON", async () => {

@@ -295,7 +295,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
     if (!object) return { visit: { kind: "gone" } };
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
-    const deleting = !!object.metadata?.deletionTimestamp;
+    const deleting = !!object.metadata.deletionTimestamp;
     const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(this.#reads);
@@ -322,35 +322,41 @@ export class Controller<T extends KubeObject = KubeObject> {
         ? [visit.error.informer]
         : undefined,
     });
-    if (finalizing) {
-      const done = this.#finalized.get(key);
-      const { uid, resourceVersion } = object.metadata ?? {};
-      // Woken (say, by a change its own finalize made) before the cache saw the finalizer go: the
-      // object is leaving, and finalizing it again would repeat the cleanup.
-      if (done?.uid === uid && done?.resourceVersion === resourceVersion) {
-        return visited({ kind: "finalized-already" });
-      }
-      try {
-        await this.plugin.finalize!(object, context);
-        try {
-          await setFinalizer(client, this.plugin.for, object, this.plugin, {
-            present: false,
-            signal: abort,
-          });
-        } catch (error) {
-          // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
-          if (!isApiError(error, 404)) throw error;
-        }
-        this.#finalized.set(key, { uid, resourceVersion });
-        return visited({ kind: "finalized" });
-      } catch (error) {
-        return visited({ kind: "finalize-failed", error, cancelled: abort.aborted });
-      }
-    }
+    if (finalizing) return visited(await this.#finalize(key, object, context));
     try {
       return visited(await this.#reconcile(parent, key, object, finalizer, context, writer));
     } catch (error) {
       return visited({ kind: "failed", error, cancelled: abort.aborted });
+    }
+  }
+
+  /**
+   * Deletion has started and our finalizer holds the object: the plugin cleans up, then the
+   * finalizer goes and the object with it.
+   */
+  async #finalize(key: string, object: Stored<T>, context: ReconcileContext): Promise<Visit> {
+    const { uid, resourceVersion } = object.metadata;
+    const done = this.#finalized.get(key);
+    // Woken (say, by a change its own finalize made) before the cache saw the finalizer go: the
+    // object is leaving, and finalizing it again would repeat the cleanup.
+    if (done?.uid === uid && done?.resourceVersion === resourceVersion) {
+      return { kind: "finalized-already" };
+    }
+    try {
+      await this.plugin.finalize!(object, context);
+      try {
+        await setFinalizer(this.#deps.client, this.plugin.for, object, this.plugin, {
+          present: false,
+          signal: context.signal,
+        });
+      } catch (error) {
+        // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
+        if (!isApiError(error, 404)) throw error;
+      }
+      this.#finalized.set(key, { uid, resourceVersion });
+      return { kind: "finalized" };
+    } catch (error) {
+      return { kind: "finalize-failed", error, cancelled: context.signal.aborted };
     }
   }
 

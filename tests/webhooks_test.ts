@@ -32,6 +32,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
+import { kubectlCacheEnv } from "./fixtures/kubectl.ts";
 
 const WORKER = { "node-role.kubernetes.io/worker": "worker" };
 
@@ -69,6 +70,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
 
   const kubectl = async (stdin: string, ...args: string[]) => {
     const child = new Deno.Command(plane.binaries.kubectl, {
+      env: kubectlCacheEnv(plane.adminKubeconfigPath),
       args: ["--kubeconfig", plane.adminKubeconfigPath, ...args],
       stdin: "piped",
       stdout: "piped",

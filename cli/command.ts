@@ -1,10 +1,13 @@
 /** What a subcommand is: one line of help, its flags (cli/flag_table.ts), and what it does. */
+import type { OperatorIdentity } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import type { PLUGINS } from "./flag_table.ts";
 import type { FlagSpecs, FlagValuesOf } from "./flags.ts";
 
 /** What every command may ask of the binary that runs it. */
 export interface CommandContext {
+  /** Who the binary is: the names it gives itself (ours, or an own binary's). */
+  operator: OperatorIdentity;
   /**
    * The plugins to work with: those the binary carries, with `--plugin` modules loaded and
    * `--plugins` applied.

@@ -4,8 +4,7 @@
  */
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { FlagSpecs } from "./flags.ts";
-import { VERSION } from "./version.ts";
-import { WEBHOOK_NAMES } from "./webhook_manifests.ts";
+import { webhookNames } from "./webhook_manifests.ts";
 
 /** Where `/metrics` listens when `--metrics-bind-address` is not given. */
 export const METRICS_ADDRESS = { secure: ":8443", plain: "127.0.0.1:8080" };
@@ -77,7 +76,7 @@ export const RUN = {
     kind: "string",
     placeholder: "NAME",
     help: "name of the Lease",
-    default: "ptemplate-operator.pt.example.com",
+    default: (operator) => operator.leaseName,
   },
   "metrics-bind-address": {
     kind: "string",
@@ -142,7 +141,7 @@ export const RUN = {
     placeholder: "NAME",
     help: "the Service the API server calls the webhooks by (self-managed certificates), in " +
       "the operator's namespace",
-    default: WEBHOOK_NAMES.service,
+    default: (operator) => webhookNames(operator).service,
   },
   concurrency: {
     kind: "integer",
@@ -183,19 +182,19 @@ export const BUNDLE = {
     kind: "string",
     placeholder: "X.Y.Z",
     help: "the bundle's version",
-    default: VERSION,
+    default: (operator) => operator.version,
   },
   image: {
     kind: "string",
     placeholder: "IMAGE",
     help: "the operator image, by digest ideally",
-    defaultIs: "ghcr.io/ptemplate/ptemplate-operator:v<version>",
+    defaultIs: (operator) => `${operator.image}:v<version>`,
   },
   "bundle-image": {
     kind: "string",
     placeholder: "IMAGE",
     help: "the bundle image, for the catalog",
-    defaultIs: "ghcr.io/ptemplate/ptemplate-operator-bundle:v<version>",
+    defaultIs: (operator) => `${operator.image}-bundle:v<version>`,
   },
   replaces: { kind: "string", placeholder: "X.Y.Z", help: "the version this one upgrades" },
   output: {

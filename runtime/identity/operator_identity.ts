@@ -26,6 +26,12 @@ export interface OperatorIdentityInit {
   /** One line for `--help`: what it operates. Default "a Kubernetes operator". */
   description?: string;
   /**
+   * Where its container images are published, without a tag (`ghcr.io/acme/backup-operator`):
+   * the OLM bundle's default `--image` is `<image>:v<version>`, its bundle image
+   * `<image>-bundle:v<version>`. Default the name alone, a local image: give `--image` then.
+   */
+  image?: string;
+  /**
    * Names objects in clusters already carry from before identities were configurable, kept so
    * that an upgrade writes nothing and finalizes what it finalized before. A new operator leaves
    * this out; changing it later makes every child look foreign or unlabelled (one rewrite each).
@@ -48,10 +54,16 @@ export interface EstablishedNames {
 
 /** An operator's identity with every name the runtime gives itself; made by `defineOperator`. */
 export interface OperatorIdentity {
+  /** Its name (see OperatorIdentityInit.name). */
   readonly name: string;
+  /** Its API domain (see OperatorIdentityInit.domain). */
   readonly domain: string;
+  /** Its version. */
   readonly version: string;
+  /** One line for `--help`. */
   readonly description: string;
+  /** Where its images are published (see OperatorIdentityInit.image). */
+  readonly image: string;
   /** `<name>.<domain>`: the Lease its replicas contend for, unless `--leader-election-id` says. */
   readonly leaseName: string;
   /** `<name>-system`: the namespace its manifests install it into. */
@@ -115,6 +127,13 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
   if (typeof version !== "string" || !SEMVER.test(version)) {
     throw new TypeError(`operator version "${version}" must be a semantic version such as 0.1.0`);
   }
+  const image = init.image ?? name;
+  if (!/^[a-z0-9][-a-z0-9._/:]*$/.test(image) || /:[^/]*$/.test(image)) {
+    throw new TypeError(
+      `operator image "${image}" must be a repository without a tag or digest, such as ` +
+        "ghcr.io/acme/backup-operator (the version is added as the tag)",
+    );
+  }
   const own = `${name}.${domain}`;
   const objectDomain = init.established?.objectDomain ?? own;
   for (const d of [own, objectDomain, ...init.established?.legacyFinalizerDomains ?? []]) {
@@ -130,6 +149,7 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
     domain,
     version,
     description: init.description ?? "a Kubernetes operator",
+    image,
     leaseName: own,
     namespace: `${name}-system`,
     userAgent: `${name}/${version}`,

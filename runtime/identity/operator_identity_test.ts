@@ -9,6 +9,7 @@ Deno.test("our identity keeps every name clusters already hold", () => {
     domain: "pt.example.com",
     version: "x",
     description: "a Kubernetes operator for Ptemplate resources",
+    image: "ghcr.io/ptemplate/ptemplate-operator",
     leaseName: "ptemplate-operator.pt.example.com",
     namespace: "ptemplate-operator-system",
     userAgent: `ptemplate-operator/${ours.version}`,
@@ -41,6 +42,7 @@ Deno.test("a new operator's names are all its own, under <name>.<domain>", () =>
     hashAnnotation: "backup-operator.example.com/desired-hash",
     legacyFinalizerDomains: [],
     description: "a Kubernetes operator",
+    image: "backup-operator",
   });
   // Two operators of one organisation (one domain), each with a plugin "backup": nothing shared.
   expect(fieldManagerOf(backup, "backup")).toBe("backup-operator/backup");
@@ -60,6 +62,11 @@ Deno.test("a name, domain or version that would make invalid objects is refused,
   expect(refused({ domain: "Example.com" })).toThrow(/operator domain "Example.com"/);
   expect(refused({ domain: `${"a".repeat(63)}.`.repeat(4) + "com" })).toThrow(/domain/);
   expect(refused({ version: "v1" })).toThrow(/semantic version/);
+  expect(refused({ image: "ghcr.io/acme/backup:v1" })).toThrow(/without a tag or digest/);
+  expect(refused({ image: "Backup Operator" })).toThrow(/operator image/);
+  expect(defineOperator({ ...ok, image: "localhost:5000/acme/backup" }).image).toBe(
+    "localhost:5000/acme/backup",
+  );
   expect(defineOperator({ ...ok, version: "1.0.0-rc.1+build.5" }).version).toBe(
     "1.0.0-rc.1+build.5",
   );

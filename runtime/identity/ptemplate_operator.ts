@@ -13,6 +13,7 @@ export const PTEMPLATE_OPERATOR: OperatorIdentity = defineOperator({
   domain: "pt.example.com",
   version: denoJson.version,
   description: "a Kubernetes operator for Ptemplate resources",
+  image: "ghcr.io/ptemplate/ptemplate-operator",
   established: {
     objectDomain: "operator.ptemplate.dev",
     legacyFinalizerDomains: ["operator.pt.example.com"],

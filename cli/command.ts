@@ -13,6 +13,8 @@ export interface CommandContext {
    * `--plugins` applied.
    */
   catalog(values: FlagValuesOf<typeof PLUGINS>): Promise<CatalogEntry[]>;
+  /** The words after the command that are not flags (only for a command that declares `args`). */
+  args: string[];
 }
 
 /** One subcommand of the command line. */
@@ -21,6 +23,8 @@ export interface Command<S extends FlagSpecs = FlagSpecs> {
   summary: string;
   /** Its flags, from the flag table. */
   flags: S;
+  /** What it takes besides flags, for help (`<dir> | plugin <Kind>`); none when absent. */
+  args?: string;
   /**
    * Does it; returns the exit code. Throws a UsageError for a mistake of the command line (exit
    * 2), anything else for one of the world (exit 1): the caller prints it as one line.

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { FlagSpecs } from "./flags.ts";
+import { RELEASE_URL } from "./scaffold_operator.ts";
 import { webhookNames } from "./webhook_manifests.ts";
 
 /** Where `/metrics` listens when `--metrics-bind-address` is not given. */
@@ -217,4 +218,24 @@ export const SCORECARD = {
     defaultIs: "the bundle `bundle` would write now",
   },
   ...BUNDLE_CONTENT,
+} as const satisfies FlagSpecs;
+
+/** `new`: an operator repository of its own, or a kind and plugin in one. */
+export const NEW = {
+  name: {
+    kind: "string",
+    placeholder: "NAME",
+    help: "new <dir>: the operator's name, a DNS label (its ServiceAccount, RBAC, Lease, binary)",
+  },
+  domain: {
+    kind: "string",
+    placeholder: "DOMAIN",
+    help: "new <dir>: its API domain, a DNS subdomain; its kinds' group",
+  },
+  runtime: {
+    kind: "string",
+    placeholder: "PATH|URL",
+    help: "new <dir>: where it imports this runtime from: a checkout's folder, or a URL",
+    defaultIs: `this version's release, ${RELEASE_URL}`,
+  },
 } as const satisfies FlagSpecs;

@@ -12,6 +12,7 @@ import {
   bundleCommand,
   crdsCommand,
   installCommand,
+  newCommand,
   rbacCommand,
   runCommand,
   scorecardCommand,
@@ -27,6 +28,8 @@ import {
   selectPlugins,
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
+
+export type { CatalogEntry };
 
 /** What an own binary brings to the command line. */
 export interface OperatorOptions {
@@ -59,6 +62,7 @@ const COMMANDS: Record<string, AnyCommand> = {
   bundle: bundleCommand,
   scorecard: scorecardCommand,
   version: versionCommand,
+  new: newCommand,
 };
 
 /**
@@ -102,7 +106,7 @@ export async function runOperator(
     return 0;
   }
   const carried = carriedOf(options);
-  const context: CommandContext = {
+  const context: Omit<CommandContext, "args"> = {
     operator,
     catalog: async (values) => {
       const loaded = await loadPluginModules(values.plugin ?? []);
@@ -111,9 +115,11 @@ export async function runOperator(
   };
   try {
     const { values, positional } = parseFlags(rest, command.flags, operator);
-    if (positional.length) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    if (positional.length && !command.args) {
+      throw new UsageError(`unexpected argument "${positional[0]}"`);
+    }
     // The values of the command's own flags, parsed by its own specs.
-    return await command.run(values as never, context);
+    return await command.run(values as never, { ...context, args: positional });
   } catch (error) {
     // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
     const misuse = error instanceof UsageError ||
@@ -135,7 +141,8 @@ function carriedOf(options: OperatorOptions): CatalogEntry[] {
 
 /** `<operator> <command> --help`: what it does, and its flags. */
 function commandHelp(operator: OperatorIdentity, name: string, command: AnyCommand): string {
-  return `${operator.name} ${name}: ${command.summary}\n\nFlags:\n${
+  const usage = command.args ? `\n\nUsage: ${operator.name} ${name} ${command.args} [flags]` : "";
+  return `${operator.name} ${name}: ${command.summary}${usage}\n\nFlags:\n${
     describeFlags(command.flags, operator) || "  (none)"
   }\n`;
 }

@@ -87,7 +87,8 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
     },
     imports: importsFor(runtime),
     compilerOptions: { strict: true },
-    fmt: { lineWidth: 100 },
+    // Prose as written: a README line is not rewrapped when a name makes it longer.
+    fmt: { lineWidth: 100, proseWrap: "preserve" },
   };
   return [
     { path: "deno.json", text: `${JSON.stringify(config, null, 2)}\n` },

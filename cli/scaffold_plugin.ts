@@ -13,12 +13,30 @@ import { type CrdFile, pluginFolder } from "./crd_files.ts";
  * something else (`Admin` → `admin`): such a kind's variable gets a suffix, `adminObject`.
  */
 const RESERVED = new Set(
-  ("admin client configMap configMapName definePlugin eventually expect integrationTest manager " +
-    "namespace outcome plane reconcileOnce running step stop break case catch class const continue debugger default delete do else enum export extends " +
+  ("admin client configMap configMapName current definePlugin eventually expect integrationTest " +
+    "label manager message name namespace outcome plane reconcileOnce running step stop " +
+    "break case catch class const continue debugger default delete do else enum export extends " +
     "false finally for function if import in instanceof new null return super switch this throw " +
     "true try typeof var void while with yield let static implements interface package private " +
     "protected public await").split(" "),
 );
+
+/**
+ * `one` when it fits deno fmt's 100 columns, else `many`, the form deno fmt breaks it into: the
+ * files stay as \`deno fmt\` would have them whatever the kind's name.
+ */
+function fit(one: string, many: string): string {
+  return one.split("\n").every((line) => line.length <= 100) ? one : many;
+}
+
+/** `import { a, b } from "…";`, on one line when it fits. */
+function importLine(names: string[], from: string, type = false): string {
+  const keyword = type ? "import type" : "import";
+  return fit(
+    `${keyword} { ${names.join(", ")} } from "${from}";`,
+    `${keyword} {\n${names.map((n) => `  ${n},\n`).join("")}} from "${from}";`,
+  );
+}
 
 /** The names a kind's files use, from its Kind. */
 export interface KindNames {
@@ -92,14 +110,27 @@ export function withCatalogEntry(catalog: string, names: KindNames): string | un
   const lines = catalog.split("\n");
   const start = lines.findIndex((l) => /^export const CATALOG\b.*= \[$/.test(l));
   const end = lines.findIndex((l, i) => i > start && l === "];");
-  const lastImport = lines.findLastIndex((l, i) => i < start && /^import /.test(l));
-  if (start < 0 || end < 0 || lastImport < 0) return undefined;
+  // After the imports: the end of the last statement before the list.
+  let afterImports = start;
+  while (afterImports > 0 && lines[afterImports - 1].trim() === "") afterImports--;
+  if (start < 0 || end < 0 || !/ from "[^"]+";$/.test(lines[afterImports - 1] ?? "")) {
+    return undefined;
+  }
   const { constant, variable } = names;
-  lines.splice(end, 0, `  ${catalogEntry(names)},`);
+  const entry = [
+    `plugin: ${variable}Plugin`,
+    `crds: [${constant}_CRD]`,
+    "enabledByDefault: true",
+  ];
   lines.splice(
-    lastImport + 1,
+    end,
     0,
-    `import { ${constant}_CRD, ${variable}Plugin } from "./${names.folder}/mod.ts";`,
+    fit(`  { ${entry.join(", ")} },`, `  {\n${entry.map((e) => `    ${e},\n`).join("")}  },`),
+  );
+  lines.splice(
+    afterImports,
+    0,
+    importLine([`${constant}_CRD`, `${variable}Plugin`], `./${names.folder}/mod.ts`),
   );
   return lines.join("\n");
 }
@@ -112,14 +143,20 @@ export function catalogEntry(names: KindNames): string {
 function crdModule(operator: OperatorIdentity, n: KindNames): string {
   return `/** The \`${n.kind}\` custom resource (${operator.domain}/v1alpha1): its kind, type and CRD. */
 import {
+  type CrdOptions,
   customResourceDefinition,
   type KubeObject,
   type Resource,
   type Unstructured,
 } from "ptemplate-operator/mod.ts";
-import type { ${n.kind}Spec, ${n.kind}Status } from "./${n.stem}_types.ts";
+${importLine([`${n.kind}Spec`, `${n.kind}Status`], `./${n.stem}_types.ts`, true)}
 
-export const ${n.constant}: Resource<${n.kind}, true> = {
+${
+    fit(
+      `export const ${n.constant}: Resource<${n.kind}, true> = {`,
+      `export const ${n.constant}: Resource<\n  ${n.kind},\n  true\n> = {`,
+    )
+  }
   group: "${operator.domain}",
   version: "v1alpha1",
   kind: "${n.kind}",
@@ -137,7 +174,7 @@ export interface ${n.kind} extends KubeObject {
  * What the API server accepts: validate here (types, bounds, CEL rules with messages), and an
  * invalid ${n.kind} never reaches the plugin. \`deno task crds\` writes the YAML and the types.
  */
-export const ${n.constant}_CRD: Unstructured = customResourceDefinition(${n.constant}, {
+const schema: CrdOptions = {
   spec: {
     type: "object",
     required: ["message"],
@@ -151,9 +188,19 @@ export const ${n.constant}_CRD: Unstructured = customResourceDefinition(${n.cons
     },
   },
   status: {
-    configMap: { type: "string", description: "The ConfigMap made for this ${n.kind}." },
+    configMap: {
+      type: "string",
+      description: "The ConfigMap made for this ${n.kind}.",
+    },
   },
-});
+};
+
+${
+    fit(
+      `export const ${n.constant}_CRD: Unstructured = customResourceDefinition(${n.constant}, schema);`,
+      `export const ${n.constant}_CRD: Unstructured = customResourceDefinition(\n  ${n.constant},\n  schema,\n);`,
+    )
+  }
 `;
 }
 
@@ -167,7 +214,12 @@ export const ${n.variable}Plugin = definePlugin({
   for: ${n.constant},
   owns: [CONFIG_MAP],
   reconcile(${n.variable}) {
-    const configMapName = \`\${${n.variable}.metadata.name}-${n.plugin}\`;
+${
+    fit(
+      `    const configMapName = \`\${${n.variable}.metadata.name}-${n.plugin}\`;`,
+      `    const configMapName =\n      \`\${${n.variable}.metadata.name}-${n.plugin}\`;`,
+    )
+  }
     return {
       children: [{
         apiVersion: "v1",
@@ -192,17 +244,22 @@ export * from "./${n.stem}.ts";
 function unitTest(operator: OperatorIdentity, n: KindNames): string {
   return `import { expect } from "expect";
 import { reconcileOnce } from "ptemplate-operator/mod.ts";
-import { ${n.variable}Plugin } from "./${n.stem}.ts";
-import type { ${n.kind} } from "./crd.ts";
+${importLine([`${n.variable}Plugin`], `./${n.stem}.ts`)}
+${importLine([n.kind], "./crd.ts", true)}
 
-Deno.test("a ${n.kind} asks for one ConfigMap with its message, and names it in its status", async () => {
+Deno.test("it asks for one ConfigMap with its message, and names it in its status", async () => {
   const ${n.variable}: ${n.kind} = {
     apiVersion: "${operator.domain}/v1alpha1",
     kind: "${n.kind}",
     metadata: { name: "nightly", namespace: "demo" },
     spec: { message: "hello" },
   };
-  const { outcome } = await reconcileOnce(${n.variable}Plugin, ${n.variable});
+${
+    fit(
+      `  const { outcome } = await reconcileOnce(${n.variable}Plugin, ${n.variable});`,
+      `  const { outcome } = await reconcileOnce(\n    ${n.variable}Plugin,\n    ${n.variable},\n  );`,
+    )
+  }
   expect(outcome).toEqual({
     children: [{
       apiVersion: "v1",
@@ -223,8 +280,8 @@ import { expect } from "expect";
 import { CONFIG_MAP, KubeClient, Manager, NAMESPACE } from "ptemplate-operator/mod.ts";
 import { eventually, integrationTest } from "ptemplate-operator/testing/mod.ts";
 import { OPERATOR } from "../../operator.ts";
-import { ${n.variable}Plugin } from "./${n.stem}.ts";
-import { ${n.constant}, ${n.constant}_CRD } from "./crd.ts";
+${importLine([`${n.variable}Plugin`], `./${n.stem}.ts`)}
+${importLine([n.constant, `${n.constant}_CRD`], "./crd.ts")}
 
 await integrationTest(
   "${n.plugin} plugin against a real API server",
@@ -234,31 +291,45 @@ await integrationTest(
     const namespace = "${ns}";
     await admin.create(NAMESPACE, { metadata: { name: namespace } });
     const client = new KubeClient(plane.adminConfig, { userAgent: OPERATOR.userAgent });
-    const manager = new Manager({ operator: OPERATOR, client, plugins: [${n.variable}Plugin] });
+    const manager = new Manager({
+      operator: OPERATOR,
+      client,
+      plugins: [${n.variable}Plugin],
+    });
     const stop = new AbortController();
     const running = manager.run(stop.signal);
     try {
-      await step("a ${n.kind} gets its ConfigMap, labelled as this operator's, and a status", async () => {
+      await step("it makes the ConfigMap, labelled as this operator's, and a status", async () => {
         await admin.create(${n.constant}, {
           metadata: { name: "nightly", namespace },
           spec: { message: "hello" },
         });
-        const configMap = await eventually(() =>
-          admin.get(CONFIG_MAP, "nightly-${n.plugin}", { namespace })
-        );
+        const name = "nightly-${n.plugin}";
+        const configMap = await eventually(() => admin.get(CONFIG_MAP, name, { namespace }));
         expect(configMap.data).toEqual({ message: "hello" });
-        expect(configMap.metadata.labels?.[OPERATOR.pluginLabel]).toBe("${n.plugin}");
+        const label = configMap.metadata.labels?.[OPERATOR.pluginLabel];
+        expect(label).toBe("${n.plugin}");
         await eventually(async () => {
-          const ${n.variable} = await admin.get(${n.constant}, "nightly", { namespace });
-          expect(${n.variable}.status?.configMap).toBe("nightly-${n.plugin}");
+${
+    fit(
+      `          const current = await admin.get(${n.constant}, "nightly", { namespace });`,
+      `          const current = await admin.get(${n.constant}, "nightly", {\n            namespace,\n          });`,
+    )
+  }
+          expect(current.status?.configMap).toBe(name);
         });
       });
       await step("a new message reaches the ConfigMap", async () => {
-        await admin.patch(${n.constant}, "nightly", { spec: { message: "hello again" } }, {
-          namespace,
-        });
+        const message = { spec: { message: "hello again" } };
+${
+    fit(
+      `        await admin.patch(${n.constant}, "nightly", message, { namespace });`,
+      `        await admin.patch(${n.constant}, "nightly", message, {\n          namespace,\n        });`,
+    )
+  }
         await eventually(async () => {
-          const configMap = await admin.get(CONFIG_MAP, "nightly-${n.plugin}", { namespace });
+          const name = "nightly-${n.plugin}";
+          const configMap = await admin.get(CONFIG_MAP, name, { namespace });
           expect(configMap.data).toEqual({ message: "hello again" });
         });
       });

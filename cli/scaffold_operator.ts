@@ -62,7 +62,14 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
       test: {
         description:
           "Unit and integration tests (integration tests start a real control plane: Go 1.26 or KUBEBUILDER_ASSETS the first time)",
-        command: `deno test ${permissionsOf("test")}`,
+        // The test harness reads its toolchain and kwok's stages from the runtime: over the
+        // network when that is a URL.
+        command: `deno test ${
+          permissionsOf("test").replace(
+            /--allow-net=(\S+)/,
+            (flag) => /^https?:/.test(runtime) ? `${flag},${new URL(runtime).host}` : flag,
+          )
+        }`,
       },
       check: "deno check . && deno fmt --check && deno lint",
       start: {

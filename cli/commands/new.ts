@@ -45,7 +45,7 @@ async function newOperator(values: NewValues, args: string[]): Promise<number> {
         "--domain backup.example.com)",
     );
   }
-  const target = resolve(args[0]);
+  const target = resolve(Deno.cwd(), args[0]);
   const files = usage(() =>
     operatorFiles({ name, domain, runtime: runtimeFor(values.runtime ?? RELEASE_URL, target) })
   );
@@ -63,7 +63,7 @@ async function newOperator(values: NewValues, args: string[]): Promise<number> {
  */
 function runtimeFor(runtime: string, target: string): string {
   if (/^https?:\/\//.test(runtime)) return runtime.endsWith("/") ? runtime : `${runtime}/`;
-  const folder = resolve(runtime);
+  const folder = resolve(Deno.cwd(), runtime);
   for (const file of ["mod.ts", "cli/operator.ts", "testing/mod.ts"]) {
     try {
       Deno.statSync(`${folder}/${file}`);

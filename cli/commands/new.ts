@@ -14,7 +14,6 @@ import type { OperatorIdentity } from "../../runtime/mod.ts";
 import { operatorFiles, RELEASE_URL } from "../scaffold_operator.ts";
 import {
   catalogEntry,
-  type KindNames,
   kindNames,
   pluginFiles,
   withCatalogEntry,

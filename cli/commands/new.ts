@@ -12,12 +12,7 @@ import { NEW } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import type { OperatorIdentity } from "../../runtime/mod.ts";
 import { operatorFiles, RELEASE_URL } from "../scaffold_operator.ts";
-import {
-  catalogEntry,
-  kindNames,
-  pluginFiles,
-  withCatalogEntry,
-} from "../scaffold_plugin.ts";
+import { catalogEntry, kindNames, pluginFiles, withCatalogEntry } from "../scaffold_plugin.ts";
 
 type NewValues = FlagValuesOf<typeof NEW>;
 

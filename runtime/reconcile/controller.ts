@@ -36,6 +36,7 @@ import {
   type Plugin,
   type ReconcileContext,
 } from "../plugin/mod.ts";
+import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
@@ -45,6 +46,8 @@ import { WorkQueue } from "./work_queue.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
+  /** Whose runtime this is: its field managers, labels, annotations and default finalizers. */
+  operator: OperatorIdentity;
   client: KubeClient;
   pool: InformerPool;
   metrics: ControllerMetrics;
@@ -101,6 +104,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const owned = ownedKinds(plugin);
     this.#applier = new Applier({
       name: plugin.name,
+      operator: deps.operator,
       for: plugin.for,
       owns: owned,
       client: deps.client,
@@ -294,9 +298,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (behind.length) return { visit: { kind: "behind" }, behind };
     const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
     if (!object) return { visit: { kind: "gone" } };
-    const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
+    const finalizer = this.plugin.finalize
+      ? finalizerOf(this.plugin, this.#deps.operator)
+      : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
-    const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
+    const finalizing = deleting && !!finalizer &&
+      hasFinalizer(object, this.plugin, this.#deps.operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(this.#reads);
     const writer = client.fenced(fresh.fence);
@@ -345,10 +352,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await this.plugin.finalize!(object, context);
       try {
-        await setFinalizer(this.#deps.client, this.plugin.for, object, this.plugin, {
-          present: false,
-          signal: context.signal,
-        });
+        await setFinalizer(
+          this.#deps.client,
+          this.plugin.for,
+          object,
+          this.plugin,
+          this.#deps.operator,
+          {
+            present: false,
+            signal: context.signal,
+          },
+        );
       } catch (error) {
         // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
         if (!isApiError(error, 404)) throw error;
@@ -371,9 +385,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   ): Promise<Visit> {
     const { problems } = this.#deps;
     const { signal, log } = context;
-    if (finalizer && !hasFinalizer(object, this.plugin)) {
+    if (finalizer && !hasFinalizer(object, this.plugin, this.#deps.operator)) {
       // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, this.plugin.for, object, this.plugin, { present: true, signal });
+      await setFinalizer(writer, this.plugin.for, object, this.plugin, this.#deps.operator, {
+        present: true,
+        signal,
+      });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
     const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};

@@ -22,10 +22,10 @@ import { describeFlags, parseFlags, UsageError } from "./flags.ts";
 import {
   builtInCatalog,
   type CatalogEntry,
-  loadPluginModules,
   selectPlugins,
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
+import { loadPluginModules } from "./plugin_loading.ts";
 import { VERSION } from "./version.ts";
 
 /** What an own binary brings to the command line. */

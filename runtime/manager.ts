@@ -36,6 +36,7 @@ import { InformerPool } from "./cache/mod.ts";
 import { StartupError } from "../util/startup_error.ts";
 import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
 import type { PluginRunner } from "./isolation/mod.ts";
+import { fieldManagerOf, type OperatorIdentity, PTEMPLATE_OPERATOR } from "./identity/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
 /** What a manager runs, where it serves, and how it behaves on a bad day. */
@@ -44,12 +45,21 @@ export interface ManagerOptions {
   client: KubeClient;
   /** The plugins to run; names must be unique. */
   plugins: Plugin[];
+  /**
+   * Whose runtime this is (see `defineOperator`): the names it gives itself in the cluster (field
+   * managers, its labels, annotations and default finalizers on objects, the Event component,
+   * the default Lease). Default ours, PTEMPLATE_OPERATOR. Two operators in one cluster need two
+   * identities, or they write each other's children and share a Lease; changing it for a
+   * running operator makes its children look like someone else's (rewritten once each).
+   */
+  operator?: OperatorIdentity;
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
   /** Lease to lead on, or false to run controllers at once (one instance only!). */
   leaderElection?: false | {
     namespace: string;
-    name: string;
+    /** The Lease; default the operator's, `<name>.<domain>` (OperatorIdentity.leaseName). */
+    name?: string;
     identity?: string;
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
@@ -64,7 +74,11 @@ export interface ManagerOptions {
    * `certificate` (asked again every few seconds), or is made at start and signed by itself.
    * Without this, plain HTTP to anyone who reaches the port: keep that to loopback.
    */
-  secureMetrics?: { certificate?: () => Promise<ServingCertificate | undefined> };
+  secureMetrics?: {
+    certificate?: () => Promise<ServingCertificate | undefined>;
+    /** The ClusterRole a refused caller is told to be bound to (`rbac` prints it). */
+    readerRole?: string;
+  };
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -119,8 +133,6 @@ export interface ManagerOptions {
    * (quarantined after three in a row). Too short abandons reconciles that are merely slow.
    */
   reconcileTimeoutMs?: number;
-  /** The component name in Events; default `ptemplate-operator`. */
-  component?: string;
   /** Where metrics go; default a new one (served at `/metrics`). */
   registry?: Registry;
   /** The manager's own logger; default category `manager`. */
@@ -164,6 +176,8 @@ export class Manager {
   readonly #options: ManagerOptions;
   /** Plugins whose code runs elsewhere than this isolate (a Worker), by name. */
   readonly #runners = new Map<string, PluginRunner>();
+  /** Whose runtime this is (the option, or ours). */
+  readonly operator: OperatorIdentity;
   readonly #log: Logger;
   readonly #events: KubeEventRecorder;
   readonly #elector?: LeaderElector;
@@ -174,6 +188,7 @@ export class Manager {
   /** Checks the options and builds the controllers; nothing starts until `run`. */
   constructor(options: ManagerOptions) {
     this.#options = options;
+    const operator = this.operator = options.operator ?? PTEMPLATE_OPERATOR;
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
@@ -185,9 +200,19 @@ export class Manager {
       );
     }
     const names = new Set<string>();
+    const managers = new Set<string>();
     for (const plugin of options.plugins) {
       if (names.has(plugin.name)) throw new TypeError(`two plugins are named "${plugin.name}"`);
       names.add(plugin.name);
+      const manager = fieldManagerOf(operator, plugin.name);
+      // The API server refuses longer field managers, on every write.
+      if (manager.length > 128) {
+        throw new TypeError(
+          `plugin ${plugin.name}: its field manager "${manager}" is longer than the API server's ` +
+            "128 characters; shorten the plugin's or the operator's name",
+        );
+      }
+      managers.add(manager);
     }
     this.pool = new InformerPool(options.client, {
       namespaces: options.namespaces,
@@ -195,13 +220,14 @@ export class Manager {
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
       children: {
         resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
-        managers: names,
+        managers,
       },
     });
     if (options.leaderElection) {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.
       this.#elector = new LeaderElector(options.client.urgent(), {
         ...options.leaderElection,
+        name: options.leaderElection.name ?? operator.leaseName,
         identity: options.leaderElection.identity ?? defaultIdentity(),
         log: rootLog("leader-election"),
         gauge: leaderGauge(this.registry),
@@ -211,7 +237,7 @@ export class Manager {
     // requests) goes through the fence: nothing is sent once leadership could have been lost.
     const client = this.#elector ? options.client.fenced(this.#elector.fence) : options.client;
     this.#events = new KubeEventRecorder(client, {
-      component: options.component ?? "ptemplate-operator",
+      component: operator.name,
       log: rootLog("events"),
     });
     const metrics = new ControllerMetrics(this.registry);
@@ -224,6 +250,7 @@ export class Manager {
     this.controllers = options.plugins.map((plugin) =>
       // The informer hands each plugin objects of the kind it declared in `for`.
       new Controller(plugin, {
+        operator,
         client,
         pool: this.pool,
         metrics,
@@ -308,7 +335,7 @@ export class Manager {
     return {
       client: (purpose, rateLimit) => {
         const client = new KubeClient(this.#options.client.transport.config, {
-          userAgent: `${this.#options.component ?? "ptemplate-operator"}/${purpose}`,
+          userAgent: `${this.operator.name}/${purpose}`,
           rateLimit,
           maxRetries: 0,
         });
@@ -365,7 +392,10 @@ export class Manager {
       const reviewer = secureMetrics
         ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
         : undefined;
-      const routes = [metricsRoute(this.registry, reviewer), ...shared ? probes.routes() : []];
+      const routes = [
+        metricsRoute(this.registry, reviewer, { readerRole: secureMetrics?.readerRole }),
+        ...shared ? probes.routes() : [],
+      ];
       const tls = secureMetrics && {
         certificate: secureMetrics.certificate ??
           selfSignedCertificate({

@@ -10,23 +10,29 @@ import { expect } from "expect";
  * The rooms of `runtime/`, in their one-way order: each may import only the rooms it names, which
  * come before it. Why this order: everything logs and counts (observe); the caches and leader
  * election need only that; the plugin API names cache readers; controllers and webhooks run what
- * the API declares. The manager and `runtime/mod.ts` sit on top and may use every room.
+ * the API declares, through a runner
+ * (isolation: in-process or in a Worker). The manager and `runtime/mod.ts` sit on top and may use every room.
  */
 export const ROOMS: { room: string; uses: string[] }[] = [
+  { room: "identity", uses: [] },
   { room: "observe", uses: [] },
   { room: "cache", uses: ["observe"] },
   { room: "leader", uses: ["observe"] },
   { room: "plugin", uses: ["observe", "cache"] },
-  { room: "reconcile", uses: ["observe", "cache", "plugin"] },
+  { room: "isolation", uses: ["identity", "observe", "cache", "plugin"] },
+  { room: "reconcile", uses: ["identity", "observe", "cache", "plugin", "isolation"] },
   { room: "webhooks", uses: ["observe", "cache", "plugin"] },
   { room: "certificates", uses: ["observe"] },
 ];
 
-/** The top folders, and which of them each may import (besides itself). */
+/**
+ * The top folders, and which of them each may import (besides itself); the runtime reads its own
+ * version from deno.json (our identity, runtime/identity/).
+ */
 const FOLDERS: Record<string, string[]> = {
   util: [],
   kube: ["util"],
-  runtime: ["util", "kube"],
+  runtime: ["util", "kube", "deno.json"],
 };
 
 /** One import: the importing file and the file it names, both relative to the repository. */

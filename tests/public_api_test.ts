@@ -29,6 +29,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "NODE",
     "PLUGIN_API_VERSION",
     "POD",
+    "PTEMPLATE_OPERATOR",
     "PermanentError",
     "ROLE",
     "ROLE_BINDING",
@@ -42,6 +43,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "controllerOf",
     "controllerReference",
     "customResourceDefinition",
+    "defineOperator",
     "definePlugin",
     "generationChanged",
     "isApiError",
@@ -74,6 +76,7 @@ Deno.test("the API's main functions each carry an example, and every example run
     "kube/object_ref.ts",
     "kube/custom_resource_definition.ts",
     "testing/reconcile_once.ts",
+    "runtime/identity/operator_identity.ts",
   ];
   const examples = files.flatMap((file) => [
     ...read(file).matchAll(/@example[^\n]*\n \* ```ts\n([\s\S]*?) \* ```/g),
@@ -93,6 +96,7 @@ Deno.test("the API's main functions each carry an example, and every example run
       "watch",
       "reconcileOnce",
       "refTo",
+      "defineOperator",
     ]
   ) {
     expect({ name, shown: examples.some((code) => code.includes(`${name}(`)) })

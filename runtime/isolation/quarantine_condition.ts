@@ -1,13 +1,14 @@
 /**
  * What a quarantined object says about it: a Warning Event, and (where its plugin writes status) a
  * `ReconcileQuarantined` condition, applied under a field manager of its own
- * (`<plugin>-quarantine`) so that it sits beside the plugin's own conditions (a list keyed by
+ * (the plugin's, with `-quarantine`) so that it sits beside the plugin's own conditions (a list keyed by
  * type) and goes when the key is visited again successfully.
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
 import type { Plugin } from "../plugin/mod.ts";
+import { fieldManagerOf, type OperatorIdentity } from "../identity/mod.ts";
 
 /** The condition's type. */
 export const QUARANTINE_CONDITION = "ReconcileQuarantined";
@@ -18,11 +19,13 @@ export interface QuarantineNotice {
   events: EventRecorder;
   log: Logger;
   plugin: Plugin;
+  /** Whose runtime writes it (the field manager is the plugin's, with `-quarantine`). */
+  operator: OperatorIdentity;
 }
 
 /** The field manager of the condition. */
-function manager(plugin: Plugin): string {
-  return `${plugin.name}-quarantine`;
+function manager(notice: QuarantineNotice): string {
+  return `${fieldManagerOf(notice.operator, notice.plugin.name)}-quarantine`;
 }
 
 /** Says that `object` is put aside after `timeouts` visits past their deadline, and why. */
@@ -65,7 +68,7 @@ async function applyCondition(
       kind: object.kind,
       metadata: { name: meta.name, namespace: meta.namespace, uid: meta.uid },
       status: { conditions },
-    } as KubeObject, { subresource: "status", fieldManager: manager(notice.plugin), force: true });
+    } as KubeObject, { subresource: "status", fieldManager: manager(notice), force: true });
   } catch (error) {
     // A kind whose status has no conditions list: the Event says it.
     notice.log.warn("could not write the {condition} condition of {object}: {error}", {

@@ -48,6 +48,7 @@ import {
   whenReady,
   WorkerInterruptedError,
 } from "../isolation/mod.ts";
+import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
@@ -57,6 +58,8 @@ import { WorkQueue } from "./work_queue.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
+  /** Whose runtime this is: its field managers, labels, annotations and default finalizers. */
+  operator: OperatorIdentity;
   client: KubeClient;
   pool: InformerPool;
   metrics: ControllerMetrics;
@@ -127,6 +130,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const owned = ownedKinds(plugin);
     this.#applier = new Applier({
       name: plugin.name,
+      operator: deps.operator,
       for: plugin.for,
       owns: owned,
       client: deps.client,
@@ -343,9 +347,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (behind.length) return { visit: { kind: "behind" }, behind };
     const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
     if (!object) return { visit: { kind: "gone" } };
-    const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
+    const finalizer = this.plugin.finalize
+      ? finalizerOf(this.plugin, this.#deps.operator)
+      : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
-    const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
+    const finalizing = deleting && !!finalizer &&
+      hasFinalizer(object, this.plugin, this.#deps.operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(this.#reads);
     // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
@@ -403,10 +410,17 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await this.#runner.finalize(object, context, deadline);
       try {
-        await setFinalizer(this.#deps.client, this.plugin.for, object, this.plugin, {
-          present: false,
-          signal: context.signal,
-        });
+        await setFinalizer(
+          this.#deps.client,
+          this.plugin.for,
+          object,
+          this.plugin,
+          this.#deps.operator,
+          {
+            present: false,
+            signal: context.signal,
+          },
+        );
       } catch (error) {
         // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
         if (!isApiError(error, 404)) throw error;
@@ -431,9 +445,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   ): Promise<Visit> {
     const { problems } = this.#deps;
     const { signal, log } = context;
-    if (finalizer && !hasFinalizer(object, this.plugin)) {
+    if (finalizer && !hasFinalizer(object, this.plugin, this.#deps.operator)) {
       // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, this.plugin.for, object, this.plugin, { present: true, signal });
+      await setFinalizer(writer, this.plugin.for, object, this.plugin, this.#deps.operator, {
+        present: true,
+        signal,
+      });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
     const outcome: Outcome = (await this.#runner.reconcile(object, context, deadline)) ?? {};
@@ -537,8 +554,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 
   #notice(): QuarantineNotice {
-    const { client, events } = this.#deps;
-    return { client, events, log: this.#log, plugin: this.plugin };
+    const { client, events, operator } = this.#deps;
+    return { client, events, log: this.#log, plugin: this.plugin, operator };
   }
 
   /** The parent is gone: nothing is kept about it any more, and its plugin is told. */

@@ -1,15 +1,16 @@
 /**
  * The inside of a plugin's Worker: imports the plugin's module and runs its functions for the main
  * isolate, with a context that looks like the in-process one. Cache reads, `installed` and
- * `problems` are synchronous through a SharedArrayBuffer flag and a port read without awaiting
- * (`receiveMessageOnPort`); client calls and admission's `requesterMay` are awaited messages; logs,
+ * `problems` are synchronous: the request is a message, and this thread waits (`Atomics.wait`)
+ * until the answer is written into a SharedArrayBuffer (sync_answer.ts); client calls and admission's `requesterMay` are awaited messages; logs,
  * Events and metrics are messages nobody waits for.
  */
-import { parentPort, receiveMessageOnPort, workerData } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import type { Logger, Registry } from "../observe/mod.ts";
 import { looksLikePlugin, type Plugin } from "../plugin/mod.ts";
+import { readAnswer } from "./sync_answer.ts";
 import {
   type CallName,
   cloneable,
@@ -30,12 +31,12 @@ const calls = new Map<number, AbortController>();
 const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextOp = 0;
 
-/** A synchronous call of the main isolate: blocks this thread until the answer is there. */
+/** A synchronous call of the main isolate: blocks this thread until the answer is in `shared`. */
 function syncCall(id: number, method: string, args: unknown[], resource?: Resource): unknown {
   Atomics.store(flag, 0, 0);
-  start.syncPort.postMessage({ id, method, resource, args: cloneable(args) });
+  post({ type: "sync", request: { id, method, resource, args: cloneable(args) as unknown[] } });
   Atomics.wait(flag, 0, 0);
-  const answer = receiveMessageOnPort(start.syncPort)?.message as
+  const answer = readAnswer(start.shared) as
     | { value?: unknown; error?: ReturnType<typeof encodeError> }
     | undefined;
   if (!answer) throw new Error(`no answer from the operator to ${method}`);

@@ -3,7 +3,6 @@
  * them keeping the class the runtime decides by (a PermanentError stays one, a TypeError is still
  * a bug, an ApiError keeps its code).
  */
-import type { MessagePort } from "node:worker_threads";
 import { ApiError } from "../../kube/errors.ts";
 import { PermanentError, TemporaryError } from "../plugin/mod.ts";
 
@@ -26,10 +25,8 @@ export interface WorkerStart {
   exportName: string;
   /** Its name, to check the export is the plugin meant. */
   name: string;
-  /** `[0]`: set by the main isolate once a synchronous call's answer is on `syncPort`. */
+  /** Where a synchronous call's answer is written, and the flag that says it is (sync_answer.ts). */
   shared: SharedArrayBuffer;
-  /** The port synchronous context calls (cache reads) go through. */
-  syncPort: MessagePort;
 }
 
 /** From the main isolate to the Worker. */
@@ -43,6 +40,8 @@ export type FromWorker =
   | { type: "ready" }
   | { type: "load-failed"; message: string }
   | { type: "result"; id: number; value?: unknown; error?: EncodedError }
+  /** A synchronous context call: the Worker waits until its answer is in `shared`. */
+  | { type: "sync"; request: SyncRequest }
   /** An awaited context call: `client.get(…)`, `requesterMay(…)`. */
   | { type: "op"; id: number; op: number; method: string; args: unknown[] }
   /** Context calls nobody waits for. */

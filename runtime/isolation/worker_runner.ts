@@ -5,7 +5,7 @@
  * WorkerInterruptedError) and the next call starts a new Worker. The main isolate, which renews
  * the lease, serves the probes and runs every other plugin, only waits on messages.
  */
-import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import { Worker } from "node:worker_threads";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import type { Logger, Registry } from "../observe/mod.ts";
@@ -18,6 +18,7 @@ import type {
   ReconcileContext,
 } from "../plugin/mod.ts";
 import type { PluginRunner } from "./plugin_runner.ts";
+import { answerBuffer, writeAnswer } from "./sync_answer.ts";
 import { ReconcileTimeoutError, VisitDeadline, WorkerInterruptedError } from "./visit_deadline.ts";
 import {
   type CallName,
@@ -58,7 +59,9 @@ interface Running {
   worker: Worker;
   ready: Promise<void>;
   calls: Map<number, Call>;
-  port: MessagePort;
+  /** Where synchronous answers are written (sync_answer.ts), and its flag. */
+  shared: SharedArrayBuffer;
+  flag: Int32Array;
 }
 
 /** The plugin's functions, each called in its Worker; see the module doc. */
@@ -72,7 +75,6 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     if (running !== from) return;
     running = undefined;
     from.worker.terminate();
-    from.port.close();
     log.warn("ended the Worker of plugin {plugin}: {reason}", {
       plugin: plugin.name,
       reason: why.message,
@@ -85,9 +87,8 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
   };
 
   const start = (): Running => {
-    const shared = new SharedArrayBuffer(4);
-    const flag = new Int32Array(shared);
-    const { port1, port2 } = new MessageChannel();
+    const shared = answerBuffer();
+    const flag = new Int32Array(shared, 0, 1);
     const worker = new Worker(
       new URL("./plugin_worker.ts", import.meta.url),
       {
@@ -96,16 +97,14 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
           exportName: options.exportName,
           name: plugin.name,
           shared,
-          syncPort: port2,
         },
-        transferList: [port2 as unknown as Transferable],
         resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb },
       } as ConstructorParameters<typeof Worker>[1],
     );
     // The operator's exit does not wait for a plugin's Worker.
     worker.unref();
     const calls = new Map<number, Call>();
-    const self: Running = { worker, calls, port: port1, ready: Promise.resolve() };
+    const self: Running = { worker, calls, shared, flag, ready: Promise.resolve() };
     let started!: () => void;
     let failed!: (error: Error) => void;
     self.ready = new Promise<void>((resolve, reject) => {
@@ -113,11 +112,6 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       failed = reject;
     });
     self.ready.catch(() => {});
-    port1.on("message", (request: SyncRequest) => {
-      port1.postMessage(answerSync(calls.get(request.id), request));
-      Atomics.store(flag, 0, 1);
-      Atomics.notify(flag, 0);
-    });
     worker.on("message", (message: FromWorker) => receive(self, message, started, failed));
     const stopped = (reason: string) => {
       failed(new Error(`plugin ${plugin.name}'s Worker stopped before it was ready: ${reason}`));
@@ -143,6 +137,11 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     switch (message.type) {
       case "ready":
         return started();
+      case "sync":
+        writeAnswer(from.shared, answerSync(from.calls.get(message.request.id), message.request));
+        Atomics.store(from.flag, 0, 1);
+        Atomics.notify(from.flag, 0);
+        return;
       case "load-failed":
         failed(new Error(`plugin ${plugin.name} cannot load in its Worker: ${message.message}`));
         return end(from, new ReconcileTimeoutError(message.message, "heap"));
@@ -281,7 +280,6 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     close: async () => {
       const current = running;
       running = undefined;
-      current?.port.close();
       await current?.worker.terminate();
     },
   };

@@ -89,7 +89,7 @@ for (let i = 0; i < COUNT; i++) {
         resourceVersion: "1",
         ownerReferences: owner,
       },
-    } as KubeObject);
+    } as unknown as KubeObject);
   }
 }
 

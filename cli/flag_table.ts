@@ -50,7 +50,7 @@ export const PLUGINS = {
     kind: "list",
     placeholder: "MODULE",
     help: "run the plugins a module exports, and only those unless --plugins adds ours " +
-      "(+kmm-module); under `deno run`; repeatable",
+      "(+kmm-module); a file path, optionally pinned (./x.ts#sha256=HEX); repeatable",
   },
 } as const satisfies FlagSpecs;
 

@@ -211,7 +211,10 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     const result = new Promise<unknown>((resolve, reject) => {
       current.calls.set(id, { context, deadline, resolve, reject });
     });
-    const abort = () => current.worker.postMessage({ type: "abort", id } satisfies ToWorker);
+    const abort = () => {
+      // Its Worker may have been ended by now: then there is nothing left to tell.
+      if (running === current) current.worker.postMessage({ type: "abort", id } satisfies ToWorker);
+    };
     deadline.signal.addEventListener("abort", abort, { once: true });
     current.worker.postMessage(
       {

@@ -101,8 +101,6 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
         resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb },
       } as ConstructorParameters<typeof Worker>[1],
     );
-    // The operator's exit does not wait for a plugin's Worker.
-    worker.unref();
     const calls = new Map<number, Call>();
     const self: Running = { worker, calls, shared, flag, ready: Promise.resolve() };
     let started!: () => void;

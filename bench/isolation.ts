@@ -32,7 +32,7 @@ const { values } = parseArgs({
 });
 const COUNT = Number(values.count);
 const WORKERS = 8;
-const say = (line: string) => console.error(`bench: ${line}`);
+const say = (line: string) => console.log(`bench: ${line}`);
 
 const quiet = {
   trace() {},

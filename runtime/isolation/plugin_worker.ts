@@ -10,7 +10,7 @@ import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import type { Logger, Registry } from "../observe/mod.ts";
 import { looksLikePlugin, type Plugin } from "../plugin/mod.ts";
-import { readAnswer } from "./sync_answer.ts";
+import { awaitAnswer, expectAnswer } from "./sync_answer.ts";
 import {
   type CallName,
   cloneable,
@@ -23,7 +23,8 @@ import {
 
 const start = workerData as WorkerStart;
 const port = parentPort!;
-const flag = new Int32Array(start.shared);
+/** Synchronous calls made so far: each answer names the call it answers. */
+let syncCalls = 0;
 const post = (message: FromWorker) => port.postMessage(message);
 
 /** The calls under way, by id: their signal, and the answers of their awaited context calls. */
@@ -33,10 +34,13 @@ let nextOp = 0;
 
 /** A synchronous call of the main isolate: blocks this thread until the answer is in `shared`. */
 function syncCall(id: number, method: string, args: unknown[], resource?: Resource): unknown {
-  Atomics.store(flag, 0, 0);
-  post({ type: "sync", request: { id, method, resource, args: cloneable(args) as unknown[] } });
-  Atomics.wait(flag, 0, 0);
-  const answer = readAnswer(start.shared) as
+  const call = ++syncCalls;
+  expectAnswer(start.shared);
+  post({
+    type: "sync",
+    request: { id, call, method, resource, args: cloneable(args) as unknown[] },
+  });
+  const answer = awaitAnswer(start.shared, call) as
     | { value?: unknown; error?: ReturnType<typeof encodeError> }
     | undefined;
   if (!answer) throw new Error(`no answer from the operator to ${method}`);

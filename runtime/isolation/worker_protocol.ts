@@ -60,7 +60,10 @@ export type FromWorker =
 
 /** A synchronous context call, on the sync port: a cache read, `installed`, `problems`. */
 export interface SyncRequest {
+  /** The plugin call it is made in (whose context answers it). */
   id: number;
+  /** Its own number, which the answer carries (sync_answer.ts). */
+  call: number;
   method: string;
   resource?: unknown;
   args: unknown[];

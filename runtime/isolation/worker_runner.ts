@@ -59,9 +59,8 @@ interface Running {
   worker: Worker;
   ready: Promise<void>;
   calls: Map<number, Call>;
-  /** Where synchronous answers are written (sync_answer.ts), and its flag. */
+  /** Where synchronous answers are written (sync_answer.ts). */
   shared: SharedArrayBuffer;
-  flag: Int32Array;
 }
 
 /** The plugin's functions, each called in its Worker; see the module doc. */
@@ -88,7 +87,6 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
 
   const start = (): Running => {
     const shared = answerBuffer();
-    const flag = new Int32Array(shared, 0, 1);
     const worker = new Worker(
       new URL("./plugin_worker.ts", import.meta.url),
       {
@@ -102,7 +100,7 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       } as ConstructorParameters<typeof Worker>[1],
     );
     const calls = new Map<number, Call>();
-    const self: Running = { worker, calls, shared, flag, ready: Promise.resolve() };
+    const self: Running = { worker, calls, shared, ready: Promise.resolve() };
     let started!: () => void;
     let failed!: (error: Error) => void;
     self.ready = new Promise<void>((resolve, reject) => {
@@ -136,9 +134,11 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       case "ready":
         return started();
       case "sync":
-        writeAnswer(from.shared, answerSync(from.calls.get(message.request.id), message.request));
-        Atomics.store(from.flag, 0, 1);
-        Atomics.notify(from.flag, 0);
+        writeAnswer(
+          from.shared,
+          message.request.call,
+          answerSync(from.calls.get(message.request.id), message.request),
+        );
         return;
       case "load-failed":
         failed(new Error(`plugin ${plugin.name} cannot load in its Worker: ${message.message}`));

@@ -9,6 +9,7 @@ export {
   definePlugin,
   generationChanged,
   PermanentError,
+  PLUGIN_API_VERSION,
   TemporaryError,
   watch,
 } from "./runtime/plugin/mod.ts";
@@ -23,6 +24,7 @@ export type {
   OwnedKind,
   Permission,
   Plugin,
+  PluginApiVersion,
   PluginSpec,
   ReconcileContext,
   StatusOf,

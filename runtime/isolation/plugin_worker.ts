@@ -2,9 +2,12 @@
  * The inside of a plugin's Worker: imports the plugin's module and runs its functions for the main
  * isolate, with a context that looks like the in-process one. Cache reads, `installed` and
  * `problems` are synchronous: the request is a message, and this thread waits (`Atomics.wait`)
- * until the answer is written into a SharedArrayBuffer (sync_answer.ts); client calls and admission's `requesterMay` are awaited messages; logs,
- * Events and metrics are messages nobody waits for.
+ * until the answer is written into a SharedArrayBuffer (sync_answer.ts); client calls and
+ * admission's `requesterMay` are awaited messages; logs, Events and metrics are messages nobody
+ * waits for. It runs in a plugin host process (plugin_host.ts), whose stdout carries frames.
  */
+import { Console } from "node:console";
+import process from "node:process";
 import { parentPort, workerData } from "node:worker_threads";
 import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
@@ -20,6 +23,13 @@ import {
   type ToWorker,
   type WorkerStart,
 } from "./worker_protocol.ts";
+
+// The host's stdout carries its frames to the operator (plugin_host.ts): all the plugin prints
+// goes to stderr, which the operator logs.
+globalThis.console = new Console({
+  stdout: process.stderr,
+  stderr: process.stderr,
+}) as unknown as typeof console;
 
 const start = workerData as WorkerStart;
 const port = parentPort!;

@@ -31,9 +31,12 @@ export function expectAnswer(shared: SharedArrayBuffer): void {
   Atomics.store(header(shared), FLAG, 0);
 }
 
-/** The main isolate: writes the answer (JSON-able) to call `call` and wakes the Worker. */
-export function writeAnswer(shared: SharedArrayBuffer, call: number, answer: unknown): void {
-  let bytes = encoder.encode(JSON.stringify(answer) ?? "null");
+/**
+ * The main isolate (of the plugin host): writes the answer to call `call`, as JSON (made in the
+ * operator, `answerJson`), and wakes the Worker.
+ */
+export function writeAnswer(shared: SharedArrayBuffer, call: number, json: string): void {
+  let bytes = encoder.encode(json);
   if (HEADER + bytes.length > MAX_BYTES) {
     bytes = encoder.encode(JSON.stringify({
       error: {
@@ -51,6 +54,11 @@ export function writeAnswer(shared: SharedArrayBuffer, call: number, answer: unk
   Atomics.store(words, CALL, call);
   Atomics.store(words, FLAG, 1);
   Atomics.notify(words, FLAG);
+}
+
+/** `answer` as `writeAnswer` takes it. */
+export function answerJson(answer: unknown): string {
+  return JSON.stringify(answer) ?? "null";
 }
 
 /** The Worker: blocks until the answer to call `call` is there, and reads it. */

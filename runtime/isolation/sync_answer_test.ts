@@ -1,10 +1,10 @@
 import { expect } from "expect";
-import { answerBuffer, awaitAnswer, expectAnswer, writeAnswer } from "./sync_answer.ts";
+import { answerBuffer, answerJson, awaitAnswer, expectAnswer, writeAnswer } from "./sync_answer.ts";
 
 Deno.test("an answer crosses whole, small or larger than the buffer, which grows", () => {
   const shared = answerBuffer();
   expectAnswer(shared);
-  writeAnswer(shared, 1, { value: { metadata: { name: "a" } } });
+  writeAnswer(shared, 1, answerJson({ value: { metadata: { name: "a" } } }));
   expect(awaitAnswer(shared, 1)).toEqual({ value: { metadata: { name: "a" } } });
   const big = Array.from(
     { length: 5_000 },
@@ -12,7 +12,7 @@ Deno.test("an answer crosses whole, small or larger than the buffer, which grows
   );
   const before = shared.byteLength;
   expectAnswer(shared);
-  writeAnswer(shared, 2, { value: big });
+  writeAnswer(shared, 2, answerJson({ value: big }));
   expect(shared.byteLength).toBeGreaterThan(before);
   expect(awaitAnswer(shared, 2)).toEqual({ value: big });
 });
@@ -20,7 +20,7 @@ Deno.test("an answer crosses whole, small or larger than the buffer, which grows
 Deno.test("an answer is taken only by the call it answers", async () => {
   const shared = answerBuffer();
   expectAnswer(shared);
-  writeAnswer(shared, 7, { value: true });
+  writeAnswer(shared, 7, answerJson({ value: true }));
   // A later call does not take call 7's answer: it waits for its own.
   const worker = new Worker(
     `data:application/javascript,${
@@ -36,7 +36,7 @@ Deno.test("an answer is taken only by the call it answers", async () => {
   const woke = new Promise((resolve) => worker.onmessage = (e) => resolve(e.data));
   worker.postMessage(shared);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  writeAnswer(shared, 8, { value: [] });
+  writeAnswer(shared, 8, answerJson({ value: [] }));
   expect(await woke).toBe("woke for 8");
   expect(awaitAnswer(shared, 8)).toEqual({ value: [] });
   worker.terminate();

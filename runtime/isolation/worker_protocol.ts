@@ -1,5 +1,6 @@
 /**
- * What the main isolate and a plugin's Worker say to each other, and how an error crosses between
+ * What the main isolate and a plugin's Worker say to each other (through the plugin host process
+ * that runs the Worker, plugin_host.ts), and how an error crosses between
  * them keeping the class the runtime decides by (a PermanentError stays one, a TypeError is still
  * a bug, an ApiError keeps its code).
  */
@@ -28,6 +29,28 @@ export interface WorkerStart {
   /** Where a synchronous call's answer is written, and the flag that says it is (sync_answer.ts). */
   shared: SharedArrayBuffer;
 }
+
+/** Which plugin a Worker runs, and what it may cost. */
+export interface PluginSource {
+  /** The URL of the plugin's module, the one the main isolate imported. */
+  url: string;
+  /** The export that is the plugin. */
+  exportName: string;
+  /** Its name, to check the export is the plugin meant. */
+  name: string;
+  /** The Worker's heap cap in MiB (V8's old generation). */
+  heapLimitMb: number;
+}
+
+/** From the operator to its plugin host: the plugin to start, then the Worker's messages. */
+export type ToHost =
+  | { type: "start"; source: PluginSource }
+  | ToWorker
+  /** The answer to a synchronous call, as JSON: the host writes it into the Worker's buffer. */
+  | { type: "sync-answer"; call: number; json: string };
+
+/** From the plugin host to the operator: the Worker's messages, and its end. */
+export type FromHost = FromWorker | { type: "stopped"; reason: string };
 
 /** From the main isolate to the Worker. */
 export type ToWorker =

@@ -1,11 +1,12 @@
 /**
- * A plugin run in a Worker of its own (plugin_worker.ts), with a heap cap: a call past its
- * deadline, or a Worker that stops (its heap reached the cap), ends the Worker; the calls it was
- * running fail (the one to blame with a ReconcileTimeoutError, the others with a
- * WorkerInterruptedError) and the next call starts a new Worker. The main isolate, which renews
+ * A plugin run in a Worker of its own (plugin_worker.ts), with a heap cap, in a process of its own
+ * (plugin_host.ts): a call past its deadline, or a Worker or process that stops (its heap reached
+ * the cap), ends the process with SIGKILL; the calls it was running fail (the one to blame with a
+ * ReconcileTimeoutError, the others with a WorkerInterruptedError) and the next call starts a new
+ * one. The process is there because Deno 2.9's `Worker.terminate()` does not stop a thread that
+ * spins in JavaScript: it would burn a core until its loop ends. The main isolate, which renews
  * the lease, serves the probes and runs every other plugin, only waits on messages.
  */
-import { Worker } from "node:worker_threads";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import type { Logger, Registry } from "../observe/mod.ts";
@@ -18,7 +19,7 @@ import type {
   ReconcileContext,
 } from "../plugin/mod.ts";
 import type { PluginRunner } from "./plugin_runner.ts";
-import { answerBuffer, writeAnswer } from "./sync_answer.ts";
+import { type HostCommand, type PluginProcess, startPluginProcess } from "./plugin_process.ts";
 import { ReconcileTimeoutError, VisitDeadline, WorkerInterruptedError } from "./visit_deadline.ts";
 import {
   type CallName,
@@ -32,6 +33,8 @@ import {
 
 /** Where the Worker finds the plugin, and what it may cost. */
 export interface WorkerRunnerOptions {
+  /** How to start the process the Worker runs in (plugin_process.ts). */
+  host: HostCommand;
   /** The URL the main isolate imported the plugin's module from (a `file:` or `data:` URL). */
   url: string;
   /** The export that is the plugin. */
@@ -54,18 +57,18 @@ interface Call {
   reject(error: Error): void;
 }
 
-/** One running Worker and the calls it was given. */
+/** One running Worker, in its process, and the calls it was given. */
 interface Running {
-  worker: Worker;
+  process: PluginProcess;
   ready: Promise<void>;
   calls: Map<number, Call>;
-  /** Where synchronous answers are written (sync_answer.ts). */
-  shared: SharedArrayBuffer;
 }
 
 /** The plugin's functions, each called in its Worker; see the module doc. */
 export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): PluginRunner {
   let running: Running | undefined;
+  /** Processes killed and not yet reaped: `close` waits for them too. */
+  const dying = new Set<Promise<void>>();
   let nextId = 0;
   const log = options.log.with({ controller: plugin.name });
 
@@ -73,9 +76,12 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
   const end = (from: Running, why: ReconcileTimeoutError, blame?: number) => {
     if (running !== from) return;
     running = undefined;
-    from.worker.terminate();
-    log.warn("ended the Worker of plugin {plugin}: {reason}", {
+    const killed = from.process.kill();
+    dying.add(killed);
+    killed.finally(() => dying.delete(killed));
+    log.warn("ended the Worker of plugin {plugin} (killed process {pid}): {reason}", {
       plugin: plugin.name,
+      pid: from.process.pid,
       reason: why.message,
     });
     for (const [id, call] of from.calls) {
@@ -86,41 +92,33 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
   };
 
   const start = (): Running => {
-    const shared = answerBuffer();
-    const worker = new Worker(
-      new URL("./plugin_worker.ts", import.meta.url),
-      {
-        workerData: {
-          url: options.url,
-          exportName: options.exportName,
-          name: plugin.name,
-          shared,
-        },
-        resourceLimits: { maxOldGenerationSizeMb: options.heapLimitMb },
-      } as ConstructorParameters<typeof Worker>[1],
-    );
     const calls = new Map<number, Call>();
-    const self: Running = { worker, calls, shared, ready: Promise.resolve() };
     let started!: () => void;
     let failed!: (error: Error) => void;
-    self.ready = new Promise<void>((resolve, reject) => {
+    const ready = new Promise<void>((resolve, reject) => {
       started = resolve;
       failed = reject;
     });
-    self.ready.catch(() => {});
-    worker.on("message", (message: FromWorker) => receive(self, message, started, failed));
-    const stopped = (reason: string) => {
-      failed(new Error(`plugin ${plugin.name}'s Worker stopped before it was ready: ${reason}`));
-      end(
-        self,
-        new ReconcileTimeoutError(
-          `its Worker stopped (${reason}); its heap cap is ${options.heapLimitMb} MiB`,
-          "heap",
-        ),
-      );
-    };
-    worker.on("error", (error: Error) => stopped(error.message));
-    worker.on("exit", (code: number) => stopped(`exit code ${code}`));
+    ready.catch(() => {});
+    const self = { calls, ready } as Running;
+    self.process = startPluginProcess(options.host, {
+      url: options.url,
+      exportName: options.exportName,
+      name: plugin.name,
+      heapLimitMb: options.heapLimitMb,
+    }, {
+      message: (message) => receive(self, message, started, failed),
+      stopped: (reason) => {
+        failed(new Error(`plugin ${plugin.name}'s Worker stopped before it was ready: ${reason}`));
+        end(
+          self,
+          new ReconcileTimeoutError(
+            `${reason}; its heap cap is ${options.heapLimitMb} MiB`,
+            "heap",
+          ),
+        );
+      },
+    }, log);
     return self;
   };
 
@@ -134,8 +132,7 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       case "ready":
         return started();
       case "sync":
-        writeAnswer(
-          from.shared,
+        from.process.answer(
           message.request.call,
           answerSync(from.calls.get(message.request.id), message.request),
         );
@@ -153,7 +150,7 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       case "op": {
         const call = from.calls.get(message.id);
         const answer = (reply: Omit<Extract<ToWorker, { type: "answer" }>, "type" | "op">) =>
-          running === from && from.worker.postMessage({ type: "answer", op: message.op, ...reply });
+          running === from && from.process.post({ type: "answer", op: message.op, ...reply });
         Promise.resolve()
           .then(() => asyncOp(call, message.method, message.args))
           .then(
@@ -211,18 +208,16 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     });
     const abort = () => {
       // Its Worker may have been ended by now: then there is nothing left to tell.
-      if (running === current) current.worker.postMessage({ type: "abort", id } satisfies ToWorker);
+      if (running === current) current.process.post({ type: "abort", id });
     };
     deadline.signal.addEventListener("abort", abort, { once: true });
-    current.worker.postMessage(
-      {
-        type: "call",
-        id,
-        call: name,
-        index,
-        args: cloneable(args) as unknown[],
-      } satisfies ToWorker,
-    );
+    current.process.post({
+      type: "call",
+      id,
+      call: name,
+      index,
+      args: cloneable(args) as unknown[],
+    });
     try {
       return await deadline.race(result);
     } catch (error) {
@@ -281,7 +276,7 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     close: async () => {
       const current = running;
       running = undefined;
-      await current?.worker.terminate();
+      await Promise.all([current?.process.kill(), ...dying]);
     },
   };
 }

@@ -6,6 +6,7 @@ import type { Plugin, ReconcileContext } from "../plugin/mod.ts";
 import { allocator, reader, spinner } from "./testdata/worker_plugins.ts";
 import { ReconcileTimeoutError, VisitDeadline, WorkerInterruptedError } from "./visit_deadline.ts";
 import { workerRunner } from "./worker_runner.ts";
+import { hostUnderDenoRun } from "./plugin_host.ts";
 
 const URL_OF = new URL("./testdata/worker_plugins.ts", import.meta.url).href;
 
@@ -20,6 +21,7 @@ function configMap(name: string, data: Record<string, string> = {}): Stored<Kube
 
 function runnerOf(plugin: Plugin, exportName: string, registry = new Registry()) {
   return workerRunner(plugin, {
+    host: hostUnderDenoRun([new URL("./testdata/", import.meta.url).pathname]),
     url: URL_OF,
     exportName,
     heapLimitMb: 32,

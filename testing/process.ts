@@ -123,3 +123,50 @@ export async function liveGroupMembers(pgid: number): Promise<number[]> {
     .filter((p) => p.pgid === pgid && !p.state.startsWith("Z"))
     .map((p) => p.pid);
 }
+
+/** The live (not zombie) children of process `ppid`, with their command lines. */
+export async function childProcesses(ppid: number): Promise<{ pid: number; command: string }[]> {
+  const { stdout, success } = await new Deno.Command("ps", {
+    args: ["-e", "-o", "pid=,ppid=,stat=,args="],
+    stdout: "piped",
+    stderr: "null",
+    env: { LC_ALL: "C" },
+  }).output();
+  if (!success) throw new Error("`ps -e` failed");
+  return new TextDecoder().decode(stdout).split("\n").flatMap((line) => {
+    const [pid, parent, state, ...command] = line.trim().split(/\s+/);
+    return Number(parent) === ppid && state && !state.startsWith("Z")
+      ? [{ pid: Number(pid), command: command.join(" ") }]
+      : [];
+  });
+}
+
+/**
+ * The CPU time (user and system, in clock ticks of 10 ms) each thread of process `pid` has used,
+ * by thread id: `/proc/PID/task/TID/stat`, read through `cat` (Deno grants `/proc` only with
+ * --allow-all). A thread that spins gains about 100 ticks a second; an idle one, none.
+ */
+export async function threadCpuTicks(pid: number): Promise<Map<number, number>> {
+  const { stdout } = await new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${pid}/task/*/stat 2>/dev/null`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const ticks = new Map<number, number>();
+  for (const line of new TextDecoder().decode(stdout).split("\n")) {
+    // The command name (field 2) may hold spaces: count the fields after its closing paren.
+    const close = line.lastIndexOf(")");
+    if (close < 0) continue;
+    const fields = line.slice(close + 2).split(" ");
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    ticks.set(Number(line.slice(0, line.indexOf(" "))), Number(fields[11]) + Number(fields[12]));
+  }
+  return ticks;
+}
+
+/** The most CPU ticks any one thread of `pid` gained from `before` to `after`. */
+export function busiestThread(before: Map<number, number>, after: Map<number, number>): number {
+  let most = 0;
+  for (const [tid, ticks] of after) most = Math.max(most, ticks - (before.get(tid) ?? 0));
+  return most;
+}

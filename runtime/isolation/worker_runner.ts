@@ -61,6 +61,8 @@ interface Call {
 interface Running {
   process: PluginProcess;
   ready: Promise<void>;
+  /** Rejects `ready`, if it is still waited for. */
+  failed(error: Error): void;
   calls: Map<number, Call>;
 }
 
@@ -100,7 +102,7 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
       failed = reject;
     });
     ready.catch(() => {});
-    const self = { calls, ready } as Running;
+    const self = { calls, ready, failed } as Running;
     self.process = startPluginProcess(options.host, {
       url: options.url,
       exportName: options.exportName,
@@ -276,6 +278,9 @@ export function workerRunner(plugin: Plugin, options: WorkerRunnerOptions): Plug
     close: async () => {
       const current = running;
       running = undefined;
+      const closed = new WorkerInterruptedError("its Worker was ended: the runner was closed");
+      current?.failed(closed);
+      for (const call of current?.calls.values() ?? []) call.reject(closed);
       await Promise.all([current?.process.kill(), ...dying]);
     },
   };

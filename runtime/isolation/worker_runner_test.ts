@@ -1,4 +1,7 @@
 import { expect } from "expect";
+import { eventually } from "../../testing/eventually.ts";
+import { busiestThread, childProcesses, threadCpuTicks } from "../../testing/process.ts";
+import { sleep } from "../../util/sleep.ts";
 import { PermanentError } from "../plugin/mod.ts";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import { log, Registry } from "../observe/mod.ts";
@@ -93,4 +96,69 @@ Deno.test("a Worker whose heap reaches its cap stops; the call fails at its dead
   } finally {
     await runner.close();
   }
+});
+
+/** The plugin hosts this process runs (other test files of this process may run other children). */
+const hosts = async (of = Deno.pid) =>
+  (await childProcesses(of)).filter((p) => p.command.includes("plugin_host.ts")).map((p) => p.pid);
+
+Deno.test("a plugin that spins is stopped: past its deadline its process is gone and no thread burns a core", async () => {
+  const runner = runnerOf(spinner, "spinner");
+  try {
+    const context = contextOf([]);
+    await runner.reconcile(configMap("ok"), context, within(60_000));
+    const [host] = await hosts();
+    expect(host).toBeDefined();
+    const spin = runner.reconcile(configMap("spin"), context, within(3_000));
+    const spinning = await threadCpuTicks(host);
+    await sleep(1_500);
+    // The measure sees a spin: the host's busiest thread gained CPU time (an idle one gains none).
+    expect(busiestThread(spinning, await threadCpuTicks(host))).toBeGreaterThan(10);
+    await expect(spin).rejects.toBeInstanceOf(ReconcileTimeoutError);
+    await eventually(async () => expect(await hosts()).toEqual([]), { timeoutMs: 10_000 });
+    // No thread of this process spins instead (Worker.terminate() would have left one): over 2 s
+    // a spinning thread gains ~200 ticks; none of ours may gain half of that.
+    const before = await threadCpuTicks(Deno.pid);
+    await sleep(2_000);
+    expect(busiestThread(before, await threadCpuTicks(Deno.pid))).toBeLessThan(100);
+  } finally {
+    await runner.close();
+  }
+  expect(await hosts()).toEqual([]);
+});
+
+Deno.test("a plugin host outlives neither its runner's close nor its operator's SIGKILL", async () => {
+  const runner = runnerOf(spinner, "spinner");
+  const slow = runner.reconcile(configMap("slow"), contextOf([]), within(60_000));
+  const interrupted = expect(slow).rejects.toBeInstanceOf(WorkerInterruptedError);
+  await eventually(async () => expect(await hosts()).toHaveLength(1));
+  await runner.close();
+  await interrupted;
+  expect(await hosts()).toEqual([]);
+
+  const owner = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./testdata/host_owner.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = owner.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const pid = Number((await reader.read()).value);
+  await eventually(async () => expect(await hosts(pid)).toHaveLength(1), { timeoutMs: 30_000 });
+  const [host] = await hosts(pid);
+  const start = await threadCpuTicks(host);
+  await eventually(
+    async () => expect(busiestThread(start, await threadCpuTicks(host))).toBeGreaterThan(10),
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  // The host spins on: the owner dies by SIGKILL, and the host sees its stdin close.
+  owner.kill("SIGKILL");
+  await owner.status;
+  await reader.cancel();
+  await eventually(async () => {
+    const alive = (await childProcesses(1)).concat(await childProcesses(pid));
+    expect(alive.map((p) => p.pid)).not.toContain(host);
+    expect(await threadCpuTicks(host)).toEqual(new Map());
+  }, { timeoutMs: 10_000 });
 });

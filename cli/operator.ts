@@ -6,7 +6,7 @@
  * calls.
  */
 import { KubeconfigError } from "../kube/mod.ts";
-import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
+import { type OperatorIdentity, PTEMPLATE_OPERATOR, runPluginHost } from "../runtime/mod.ts";
 import type { Command, CommandContext } from "./command.ts";
 import {
   bundleCommand,
@@ -27,6 +27,7 @@ import {
   selectPlugins,
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
+import { PLUGIN_HOST_COMMAND } from "./plugin_isolation.ts";
 import { loadPluginModules } from "./plugin_loading.ts";
 
 export type { CatalogEntry };
@@ -93,6 +94,9 @@ export async function runOperator(
   const name = named ?? "run";
   const rest = named ? args.slice(1) : args;
   if (rest[0] === "--") rest.shift();
+  // Not a command for people: the operator starts itself so to run a plugin's Worker in a
+  // process it can kill (cli/plugin_isolation.ts).
+  if (name === PLUGIN_HOST_COMMAND) return await runPluginHost();
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const command = COMMANDS[name];
   if (!command) {

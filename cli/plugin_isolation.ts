@@ -1,12 +1,37 @@
 /**
- * Which plugins run in a Worker of their own: those loaded with `--plugin` when
- * `--plugin-isolation=worker`, and those that ask for it (`isolation: "worker"`). The Worker loads
- * the plugin from where the main isolate did (the same file, or the same pinned bytes), so a
- * plugin carried by the binary itself, which has no such source, always runs in-process.
+ * Which plugins run in a Worker of their own, in a process of its own (a plugin host): those
+ * loaded with `--plugin` when `--plugin-isolation=worker`, and those that ask for it
+ * (`isolation: "worker"`). The Worker loads the plugin from where the main isolate did (the same
+ * file, or the same pinned bytes), so a plugin carried by the binary itself, which has no such
+ * source, always runs in-process. The host is this executable: `<binary> plugin-host` when
+ * compiled, `deno run …/plugin_host.ts` otherwise.
  */
-import { type Logger, type Plugin, type PluginRunner, workerRunner } from "../runtime/mod.ts";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type HostCommand,
+  hostUnderDenoRun,
+  type Logger,
+  type Plugin,
+  type PluginRunner,
+  workerRunner,
+} from "../runtime/mod.ts";
 import type { Registry } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
+
+/** The hidden command that makes this executable a plugin host (runOperator dispatches it). */
+export const PLUGIN_HOST_COMMAND = "plugin-host";
+
+/**
+ * How to start a plugin host for a plugin loaded from `url`: a compiled binary runs itself (its
+ * own permissions, fixed at compile time); under `deno run` the host module runs with no
+ * permission but reading the plugin's folder (a plugin that imports files outside it fails to
+ * load in its Worker, saying which) and the runtime's files.
+ */
+export function pluginHostCommand(url: string): HostCommand {
+  if (Deno.build.standalone) return { command: Deno.execPath(), args: [PLUGIN_HOST_COMMAND] };
+  return hostUnderDenoRun(url.startsWith("file:") ? [dirname(fileURLToPath(url))] : []);
+}
 
 /** What decides where plugins run. */
 export interface IsolationChoice {
@@ -37,11 +62,12 @@ export function isolatedRunners(
       );
       return undefined;
     }
-    choice.log.info("plugin {plugin} runs in a Worker (heap cap {heap} MiB)", {
+    choice.log.info("plugin {plugin} runs in a Worker in a process of its own (heap cap {heap} MiB)", {
       plugin: plugin.name,
       heap: plugin.heapLimitMb ?? choice.heapLimitMb,
     });
     return workerRunner(plugin, {
+      host: pluginHostCommand(source.url),
       url: source.url,
       exportName: source.exportName,
       heapLimitMb: plugin.heapLimitMb ?? choice.heapLimitMb,

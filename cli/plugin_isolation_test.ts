@@ -2,7 +2,9 @@ import { expect } from "expect";
 import { CONFIG_MAP, definePlugin } from "../mod.ts";
 import { Registry } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
-import { isolatedRunners } from "./plugin_isolation.ts";
+import { isolatedRunners, PLUGIN_HOST_COMMAND, pluginHostCommand } from "./plugin_isolation.ts";
+import { frameOf, readFrames } from "../runtime/isolation/frames.ts";
+import { permissionFlags } from "../tests/fixtures/operator_command.ts";
 
 const plain = definePlugin({ name: "plain", for: CONFIG_MAP, reconcile: () => {} });
 const asking = definePlugin({
@@ -44,4 +46,53 @@ Deno.test("--plugin-isolation=worker isolates every --plugin plugin; a plugin ma
   const built = runners("none", [{ plugin: asking, crds: [], enabledByDefault: true }]);
   expect(built.isolated).toEqual([]);
   expect(built.warned).toHaveLength(1);
+});
+
+Deno.test("under deno run a plugin host may read the plugin's folder and the runtime, nothing more", () => {
+  const { command, args } = pluginHostCommand("file:///plugins/mine/plugin.ts");
+  expect(command).toBe(Deno.execPath());
+  const runtime = new URL("../", import.meta.url).pathname;
+  expect(args).toEqual([
+    "run",
+    "--no-prompt",
+    `--allow-read=/plugins/mine,${runtime}`,
+    new URL("../runtime/isolation/plugin_host.ts", import.meta.url).href,
+  ]);
+});
+
+Deno.test("the operator's executable is a plugin host (what a compiled binary runs): it relays a Worker and ends with its stdin", async () => {
+  const host = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...permissionFlags("start"),
+      new URL("../main.ts", import.meta.url).pathname,
+      PLUGIN_HOST_COMMAND,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const input = host.stdin.getWriter();
+  await input.write(frameOf({
+    type: "start",
+    source: {
+      url: new URL("../runtime/isolation/testdata/worker_plugins.ts", import.meta.url).href,
+      exportName: "spinner",
+      name: "spinner",
+      heapLimitMb: 64,
+    },
+  }));
+  const frames = readFrames(host.stdout);
+  expect((await frames.next()).value).toEqual({ type: "ready" });
+  const object = { metadata: { name: "ok", namespace: "ns", uid: "ok", resourceVersion: "1" } };
+  await input.write(frameOf({ type: "call", id: 7, call: "reconcile", args: [object] }));
+  expect((await frames.next()).value).toEqual({
+    type: "result",
+    id: 7,
+    value: { requeueAfterMs: 1 },
+  });
+  await input.close();
+  expect((await frames.next()).done).toBe(true);
+  expect((await host.status).code).toBe(0);
+  await host.stderr.cancel();
 });

@@ -4,3 +4,5 @@ export * from "./visit_deadline.ts";
 export * from "./worker_runner.ts";
 export * from "./quarantine.ts";
 export * from "./quarantine_condition.ts";
+export * from "./plugin_host.ts";
+export type { HostCommand } from "./plugin_process.ts";

@@ -1,10 +1,12 @@
 /**
- * `deno task bench:isolation`: what a Worker costs a plugin. The status aggregator (the flagship
+ * `deno task bench:isolation`: what a Worker in a process of its own (a plugin host) costs a
+ * plugin. The status aggregator (the flagship
  * plugin that reads most: its Ptemplate, Module, DaemonSet, pods, nodes, `installed`, `problems`,
  * a metric) reconciles N Ptemplates from a cache of N Ptemplates, N DaemonSets and N Modules (a
  * converged world: each read is of one object, not a list), once
  * in this isolate and once in a Worker, sequentially and 8 at a time; then 8 Workers are started
- * to weigh one. The API server is left out: its cost is the same either way. Prints one table and
+ * to weigh one: what the operator's RSS grew by, plus each host process's own RSS and PSS (its
+ * share of pages it shares with the others, such as the deno executable's). The API server is left out: its cost is the same either way. Prints one table and
  * writes the same as JSON. Not a test: only the ratios travel.
  *
  *   deno task bench:isolation [--count 1000] [--out bench/results/isolation.json]
@@ -17,6 +19,7 @@ import type { KubeObject, Stored } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { daemonSetFor, moduleFor, statusAggregatorPlugin } from "../plugins/ptemplate/mod.ts";
 import {
+  hostUnderDenoRun,
   inProcessRunner,
   type PluginRunner,
   type ReconcileContext,
@@ -25,6 +28,7 @@ import {
   VisitDeadline,
   workerRunner,
 } from "../runtime/mod.ts";
+import { childProcesses } from "../testing/process.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -125,6 +129,7 @@ async function perReconcile(runner: PluginRunner, width: number): Promise<number
 
 function workerOf() {
   return workerRunner(statusAggregatorPlugin, {
+    host: hostUnderDenoRun([]),
     url: new URL("../plugins/ptemplate/mod.ts", import.meta.url).href,
     exportName: "statusAggregatorPlugin",
     heapLimitMb: 256,
@@ -135,6 +140,20 @@ function workerOf() {
 }
 
 const rss = () => Deno.memoryUsage().rss / 2 ** 20;
+
+/** The RSS and PSS of this process's plugin hosts, in MiB, summed. */
+async function hostsMemory(): Promise<{ rss: number; pss: number }> {
+  const hosts = (await childProcesses(Deno.pid)).filter((p) => p.command.includes("plugin_host"));
+  const { stdout } = await new Deno.Command("sh", {
+    args: ["-c", hosts.map((h) => `cat /proc/${h.pid}/smaps_rollup`).join(";")],
+    stdout: "piped",
+  }).output();
+  const text = new TextDecoder().decode(stdout);
+  const sum = (field: string) =>
+    [...text.matchAll(new RegExp(`^${field}:\\s+(\\d+) kB`, "gm"))]
+      .reduce((total, [, kb]) => total + Number(kb), 0) / 1024;
+  return { rss: sum("Rss"), pss: sum("Pss") };
+}
 const inProcess = inProcessRunner(statusAggregatorPlugin);
 const worker = workerOf();
 // Warm both (JIT, module load, the Worker's start) before measuring.
@@ -158,6 +177,7 @@ const before = rss();
 const extra = Array.from({ length: WORKERS }, workerOf);
 await Promise.all(extra.map((runner) => visit(runner, ptemplates[0])));
 const after = rss();
+const hosts = await hostsMemory();
 await Promise.all(extra.map((runner) => runner.close()));
 const perWorkerMiB = (after - before) / WORKERS;
 
@@ -173,9 +193,12 @@ const result = {
   })),
   worker: {
     firstCallMs: Math.round(firstCallMs),
-    rssPerWorkerMiB: Math.round(perWorkerMiB * 10) / 10,
+    operatorRssPerWorkerMiB: Math.round(perWorkerMiB * 10) / 10,
+    hostRssMiB: Math.round((hosts.rss / WORKERS) * 10) / 10,
+    hostPssMiB: Math.round((hosts.pss / WORKERS) * 10) / 10,
     rssBeforeWorkersMiB: Math.round(before),
-    perWorkerOverOperatorRss: Math.round((perWorkerMiB / before) * 100) / 100,
+    perWorkerOverOperatorRss: Math.round(((perWorkerMiB + hosts.pss / WORKERS) / before) * 100) /
+      100,
   },
 };
 console.table(result.perReconcile);

@@ -60,8 +60,9 @@ export const ISOLATION = {
     kind: "string",
     placeholder: "MODE",
     choices: ["none", "worker"],
-    help: "worker: every --plugin plugin runs in a Worker of its own, which a reconcile past its " +
-      "deadline or a heap past --plugin-heap-limit ends instead of the operator (a plugin may " +
+    help: "worker: every --plugin plugin runs in a Worker in a process of its own, which a " +
+      "reconcile past its deadline or a heap past --plugin-heap-limit ends (SIGKILL) instead of " +
+      "the operator (a plugin may " +
       'ask for it with isolation: "worker"); none: in the operator\'s isolate',
     default: "none",
   },

@@ -23,14 +23,20 @@ import type { CatalogEntry } from "./plugin_catalog.ts";
 export const PLUGIN_HOST_COMMAND = "plugin-host";
 
 /**
- * How to start a plugin host for a plugin loaded from `url`: a compiled binary runs itself (its
+ * How to start a plugin host for plugin `name` loaded from `url` (the name is its last argument,
+ * for `ps`): a compiled binary runs itself (its
  * own permissions, fixed at compile time); under `deno run` the host module runs with no
  * permission but reading the plugin's folder (a plugin that imports files outside it fails to
  * load in its Worker, saying which) and the runtime's files.
  */
-export function pluginHostCommand(url: string): HostCommand {
-  if (Deno.build.standalone) return { command: Deno.execPath(), args: [PLUGIN_HOST_COMMAND] };
-  return hostUnderDenoRun(url.startsWith("file:") ? [dirname(fileURLToPath(url))] : []);
+export function pluginHostCommand(url: string, name: string): HostCommand {
+  if (Deno.build.standalone) {
+    return { command: Deno.execPath(), args: [PLUGIN_HOST_COMMAND, name] };
+  }
+  const { command, args } = hostUnderDenoRun(
+    url.startsWith("file:") ? [dirname(fileURLToPath(url))] : [],
+  );
+  return { command, args: [...args, name] };
 }
 
 /** What decides where plugins run. */
@@ -62,12 +68,15 @@ export function isolatedRunners(
       );
       return undefined;
     }
-    choice.log.info("plugin {plugin} runs in a Worker in a process of its own (heap cap {heap} MiB)", {
-      plugin: plugin.name,
-      heap: plugin.heapLimitMb ?? choice.heapLimitMb,
-    });
+    choice.log.info(
+      "plugin {plugin} runs in a Worker in a process of its own (heap cap {heap} MiB)",
+      {
+        plugin: plugin.name,
+        heap: plugin.heapLimitMb ?? choice.heapLimitMb,
+      },
+    );
     return workerRunner(plugin, {
-      host: pluginHostCommand(source.url),
+      host: pluginHostCommand(source.url, plugin.name),
       url: source.url,
       exportName: source.exportName,
       heapLimitMb: plugin.heapLimitMb ?? choice.heapLimitMb,

@@ -49,7 +49,7 @@ Deno.test("--plugin-isolation=worker isolates every --plugin plugin; a plugin ma
 });
 
 Deno.test("under deno run a plugin host may read the plugin's folder and the runtime, nothing more", () => {
-  const { command, args } = pluginHostCommand("file:///plugins/mine/plugin.ts");
+  const { command, args } = pluginHostCommand("file:///plugins/mine/plugin.ts", "mine");
   expect(command).toBe(Deno.execPath());
   const runtime = new URL("../", import.meta.url).pathname;
   expect(args).toEqual([
@@ -57,6 +57,7 @@ Deno.test("under deno run a plugin host may read the plugin's folder and the run
     "--no-prompt",
     `--allow-read=/plugins/mine,${runtime}`,
     new URL("../runtime/isolation/plugin_host.ts", import.meta.url).href,
+    "mine",
   ]);
 });
 

@@ -1,11 +1,12 @@
 /**
  * Plugins that cannot take the operator down, on the user's path: `main.ts run --plugin` loads a
  * `.ts` file from a folder outside the repository and a pinned `deno bundle` of another; one
- * plugin spins 60 s and one allocates without bound, each in a Worker of its own, and one never
- * settles in-process (tests/fixtures/chores.ts). The leader keeps its lease (the standby never
+ * plugin spins 60 s and one allocates without bound, each in a Worker in a process of its own (a
+ * plugin host), and one never settles in-process (tests/fixtures/chores.ts). The leader keeps its lease (the standby never
  * takes over), its probes say 200, every other Chore converges for every plugin, the runaway keys
  * are retried with backoff and quarantined (Event, condition), the timeout metric counts them, and
- * the audit log shows no write by the plugin for a key after its deadline. Then what must be
+ * the audit log shows no write by the plugin for a key after its deadline. The spinner's hosts are
+ * gone after their deadlines and no thread of the operator or its hosts spins on. Then what must be
  * refused at start is: a tampered pin (naming both digests), a file others may write, an
  * incompatible plugin API, a bundle that carries its own runtime.
  */
@@ -13,6 +14,7 @@ import { expect } from "expect";
 import { CONFIG_MAP, EVENT, LEASE, NAMESPACE } from "../mod.ts";
 import type { Unstructured } from "../kube/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
+import { busiestThread, childProcesses, threadCpuTicks } from "../testing/process.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
@@ -100,7 +102,7 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
       await eventually(() => expect(said(standby!.lines, /^campaigning/)).toBeDefined(), {
         timeoutMs: 60_000,
       });
-      const workers = leader.lines.filter((l) => /runs in a Worker/.test(l.msg));
+      const workers = leader.lines.filter((l) => /runs in a Worker in a process/.test(l.msg));
       expect(workers.map((l) => l.plugin).sort()).toEqual(["hoarder", "spinner"]);
     });
 
@@ -110,9 +112,16 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
     const probes = await leader.port("probes");
     const metrics = await leader.port("metrics");
     const probeFailures: string[] = [];
+    /** The plugin hosts of the leader (their last argument names their plugin), by PID. */
+    const hostsOf = async () =>
+      (await childProcesses(leader.child.pid)).filter((p) => /plugin[-_]host/.test(p.command));
+    const spinnerHosts = new Set<number>();
     let probing = true;
     const prober = (async () => {
       while (probing) {
+        for (const host of await hostsOf()) {
+          if (host.command.endsWith(" spinner")) spinnerHosts.add(host.pid);
+        }
         for (const path of ["/healthz", "/readyz"]) {
           const response = await fetch(`http://127.0.0.1:${probes}${path}`).catch((e) => e);
           if (!(response instanceof Response) || response.status !== 200) {
@@ -123,7 +132,6 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
         await sleep(1_000);
       }
     })();
-    const created = Date.now();
     for (const name of ["spin", "hog", "hang", ...CALM]) {
       await admin.create(CHORE, { metadata: { name, namespace: NS }, spec: {} });
     }
@@ -174,6 +182,22 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
       expect(conditions.map((c) => c.type)).toContain("ReconcileQuarantined");
     });
 
+    await step("the spinner's hosts are gone after their deadlines; nothing spins on", async () => {
+      // Three timeouts, each ended a host (a Worker's thread would have spun on, 60 s each).
+      expect(spinnerHosts.size).toBeGreaterThanOrEqual(3);
+      const live = new Set((await hostsOf()).map((h) => h.pid));
+      // A new host may serve the spinner's calm keys; the ones that spun are gone.
+      expect([...spinnerHosts].filter((pid) => live.has(pid)).length).toBeLessThanOrEqual(1);
+      // Over 2 s a spinning thread gains ~200 ticks; none of the leader's or its hosts' may gain
+      // half of that.
+      const pids = [leader.child.pid, ...live];
+      const before = await Promise.all(pids.map(threadCpuTicks));
+      await sleep(2_000);
+      const after = await Promise.all(pids.map(threadCpuTicks));
+      expect(pids.map((_, i) => busiestThread(before[i], after[i])).filter((t) => t >= 100))
+        .toEqual([]);
+    });
+
     await step("a spec edit releases a quarantined key; it runs away again", async () => {
       await admin.patch(CHORE, "hog", { spec: { note: "edited" } }, { namespace: NS });
       await eventually(async () => expect((await timeouts()).hoarder).toBeGreaterThan(3), {
@@ -182,8 +206,6 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
     });
 
     await step("the lease stayed with the leader; its probes said 200 throughout", async () => {
-      // Past the spinner's 60 s loop, whose Worker threads outlive their termination (see README).
-      await sleep(Math.max(0, created + 65_000 - Date.now()));
       probing = false;
       await prober;
       const now = await admin.get(LEASE, LEASE_NAME, { namespace: "default" });

@@ -4,7 +4,7 @@
  * nothing is written for the key after its deadline), and the caller gets a
  * `ReconcileTimeoutError` at once, freeing its worker slot even when the plugin's promise never
  * settles. Controller-runtime's `ReconciliationTimeout` only cancels a context; this also stops
- * waiting, and in a Worker ends the Worker (worker_runner.ts).
+ * waiting, and in a Worker ends the Worker's process (worker_runner.ts).
  */
 
 /** Why a visit was abandoned: it passed its deadline, or its Worker's heap passed its cap. */

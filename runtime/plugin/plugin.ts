@@ -333,17 +333,17 @@ export interface PluginSpec<T extends KubeObject = KubeObject, N extends boolean
   pluginApi?: PluginApiVersion;
   /**
    * `"worker"`: run this plugin's code (reconcile, finalize, watch mappings and filters,
-   * admission) in a Worker of its own, where a reconcile past its deadline or a heap past its cap
-   * ends the Worker instead of the operator. Only for plugins loaded with `--plugin` (the Worker
-   * loads the same module). Default: as `--plugin-isolation` says.
+   * admission) in a Worker in a process of its own, where a reconcile past its deadline or a heap
+   * past its cap ends that process (SIGKILL) instead of the operator. Only for plugins loaded
+   * with `--plugin` (the Worker loads the same module). Default: as `--plugin-isolation` says.
    */
   isolation?: "worker";
   /**
    * The most one `reconcile` or `finalize` may take, in milliseconds; default
    * `--reconcile-timeout` (60 s). Past it the visit is abandoned: its writes are refused from then
    * on, its `signal` aborts, its worker slot is freed, and the key is retried with backoff; in a
-   * Worker, the Worker is ended and started again. After three such timeouts in a row a key is
-   * quarantined until its object changes. Too short abandons reconciles that are merely slow (an
+   * Worker, the Worker's process is killed and another started. After three such timeouts in a
+   * row a key is quarantined until its object changes. Too short abandons reconciles that are merely slow (an
    * API server answering in seconds); too long keeps a stuck key's slot that long.
    */
   reconcileTimeoutMs?: number;

@@ -6,8 +6,6 @@
  * source, always runs in-process. The host is this executable: `<binary> plugin-host` when
  * compiled, `deno run …/plugin_host.ts` otherwise.
  */
-import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   type HostCommand,
   hostUnderDenoRun,
@@ -23,19 +21,16 @@ import type { CatalogEntry } from "./plugin_catalog.ts";
 export const PLUGIN_HOST_COMMAND = "plugin-host";
 
 /**
- * How to start a plugin host for plugin `name` loaded from `url` (the name is its last argument,
- * for `ps`): a compiled binary runs itself (its
- * own permissions, fixed at compile time); under `deno run` the host module runs with no
- * permission but reading the plugin's folder (a plugin that imports files outside it fails to
- * load in its Worker, saying which) and the runtime's files.
+ * How to start a plugin host for plugin `name` (its last argument, for `ps`) whose modules are in
+ * `folders`: a compiled binary runs itself (its own permissions, fixed at compile time); under
+ * `deno run` the host module runs with no permission but reading those folders and the runtime's
+ * files (a plugin that reads a file elsewhere fails in its Worker, naming it).
  */
-export function pluginHostCommand(url: string, name: string): HostCommand {
+export function pluginHostCommand(folders: string[], name: string): HostCommand {
   if (Deno.build.standalone) {
     return { command: Deno.execPath(), args: [PLUGIN_HOST_COMMAND, name] };
   }
-  const { command, args } = hostUnderDenoRun(
-    url.startsWith("file:") ? [dirname(fileURLToPath(url))] : [],
-  );
+  const { command, args } = hostUnderDenoRun(folders);
   return { command, args: [...args, name] };
 }
 
@@ -76,7 +71,7 @@ export function isolatedRunners(
       },
     );
     return workerRunner(plugin, {
-      host: pluginHostCommand(source.url, plugin.name),
+      host: pluginHostCommand(source.folders, plugin.name),
       url: source.url,
       exportName: source.exportName,
       heapLimitMb: plugin.heapLimitMb ?? choice.heapLimitMb,

@@ -3,7 +3,7 @@ import { CONFIG_MAP, definePlugin } from "../mod.ts";
 import { Registry } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import { isolatedRunners, PLUGIN_HOST_COMMAND, pluginHostCommand } from "./plugin_isolation.ts";
-import { frameOf, readFrames } from "../runtime/isolation/frames.ts";
+import { frameOf, readFrames } from "../runtime/mod.ts";
 import { permissionFlags } from "../tests/fixtures/operator_command.ts";
 
 const plain = definePlugin({ name: "plain", for: CONFIG_MAP, reconcile: () => {} });
@@ -13,7 +13,12 @@ const asking = definePlugin({
   isolation: "worker",
   reconcile: () => {},
 });
-const source = (name: string) => ({ named: name, url: `file:///x/${name}.ts`, exportName: name });
+const source = (name: string) => ({
+  named: name,
+  url: `file:///x/${name}.ts`,
+  exportName: name,
+  folders: ["/x"],
+});
 
 function runners(mode: "none" | "worker", entries: CatalogEntry[]) {
   const warned: unknown[] = [];
@@ -48,14 +53,14 @@ Deno.test("--plugin-isolation=worker isolates every --plugin plugin; a plugin ma
   expect(built.warned).toHaveLength(1);
 });
 
-Deno.test("under deno run a plugin host may read the plugin's folder and the runtime, nothing more", () => {
-  const { command, args } = pluginHostCommand("file:///plugins/mine/plugin.ts", "mine");
+Deno.test("under deno run a plugin host may read the plugin's folders and the runtime, nothing more", () => {
+  const { command, args } = pluginHostCommand(["/plugins/mine", "/plugins/lib"], "mine");
   expect(command).toBe(Deno.execPath());
   const runtime = new URL("../", import.meta.url).pathname;
   expect(args).toEqual([
     "run",
     "--no-prompt",
-    `--allow-read=/plugins/mine,${runtime}`,
+    `--allow-read=/plugins/mine,/plugins/lib,${runtime}`,
     new URL("../runtime/isolation/plugin_host.ts", import.meta.url).href,
     "mine",
   ]);

@@ -7,7 +7,7 @@
  * binary's own `definePlugin` (not a copy bundled into the module) and speak a plugin API
  * version it serves.
  */
-import { relative, resolve } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Unstructured } from "../kube/mod.ts";
 import {
@@ -29,6 +29,8 @@ export interface PluginSource {
   url: string;
   /** The name the module exports the plugin under. */
   exportName: string;
+  /** The folders of its local modules (what its plugin host may read under `deno run`). */
+  folders: string[];
 }
 
 /** Our own source tree under `deno run` (modules there are the binary's own, not the plugin's). */
@@ -97,7 +99,12 @@ export async function loadPluginModules(values: string[]): Promise<CatalogEntry[
         plugin,
         crds,
         enabledByDefault: true,
-        source: { named: value, url, exportName },
+        source: {
+          named: value,
+          url,
+          exportName,
+          folders: [...new Set(files.map((f) => dirname(f.path)))],
+        },
       });
     }
   }

@@ -33,6 +33,7 @@ Deno.test("--plugin loads every plugin and CRD a module exports, and says where 
     named: fixture.href,
     url: fixture.href,
     exportName: "configSetPlugin",
+    folders: [new URL("../tests/fixtures", import.meta.url).pathname],
   });
   await expect(loadPluginModules(["./does/not/exist.ts"])).rejects.toThrow(
     /--plugin .\/does\/not\/exist.ts: .*does\/not\/exist.ts is not a file/,

@@ -6,3 +6,4 @@ export * from "./quarantine.ts";
 export * from "./quarantine_condition.ts";
 export * from "./plugin_host.ts";
 export type { HostCommand } from "./plugin_process.ts";
+export * from "./frames.ts";

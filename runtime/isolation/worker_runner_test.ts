@@ -6,7 +6,7 @@ import { PermanentError } from "../plugin/mod.ts";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import { log, Registry } from "../observe/mod.ts";
 import type { Plugin, ReconcileContext } from "../plugin/mod.ts";
-import { allocator, reader, spinner } from "./testdata/worker_plugins.ts";
+import { allocator, printer, reader, spinner } from "./testdata/worker_plugins.ts";
 import { ReconcileTimeoutError, VisitDeadline, WorkerInterruptedError } from "./visit_deadline.ts";
 import { workerRunner } from "./worker_runner.ts";
 import { hostUnderDenoRun } from "./plugin_host.ts";
@@ -161,4 +161,23 @@ Deno.test("a plugin host outlives neither its runner's close nor its operator's 
     expect(alive.map((p) => p.pid)).not.toContain(host);
     expect(await threadCpuTicks(host)).toEqual(new Map());
   }, { timeoutMs: 10_000 });
+});
+
+Deno.test("what a plugin prints cannot garble its host's messages: console goes to stderr, a raw write to stdout ends the host, saying why", async () => {
+  const runner = runnerOf(printer, "printer");
+  try {
+    const context = contextOf([]);
+    expect(await runner.reconcile(configMap("a"), context, within(60_000))).toEqual({
+      status: { printed: true },
+    });
+    const raw = runner.reconcile(configMap("raw"), context, within(60_000));
+    await expect(raw).rejects.toBeInstanceOf(ReconcileTimeoutError);
+    await expect(raw).rejects.toThrow(/a plugin must not write to stdout/);
+    expect(await runner.reconcile(configMap("b"), context, within(60_000))).toEqual({
+      status: { printed: true },
+    });
+  } finally {
+    await runner.close();
+  }
+  expect(await hosts()).toEqual([]);
 });

@@ -1,4 +1,7 @@
-/** Plugins for worker_runner_test.ts: one that reads the cache and logs, one that spins, one that allocates. */
+/**
+ * Plugins for worker_runner_test.ts: one that reads the cache and logs, one that spins, one that
+ * allocates, one that prints.
+ */
 import { CONFIG_MAP, definePlugin, PermanentError } from "ptemplate-operator/mod.ts";
 
 export const reader = definePlugin({
@@ -30,5 +33,18 @@ export const allocator = definePlugin({
   reconcile: () => {
     const hoard: number[][] = [];
     for (;;) hoard.push(new Array(100_000).fill(1));
+  },
+});
+
+export const printer = definePlugin({
+  name: "printer",
+  for: CONFIG_MAP,
+  reconcile: (object) => {
+    console.log("a line for stdout, which goes to stderr");
+    console.table([{ a: 1 }]);
+    if (object.metadata.name === "raw") {
+      Deno.stdout.writeSync(new TextEncoder().encode("straight to stdout\n"));
+    }
+    return { status: { printed: true } };
   },
 });

@@ -94,14 +94,7 @@ export interface ProcessInfo {
  * only the run permission we already have).
  */
 export async function processTable(): Promise<ProcessInfo[]> {
-  const { stdout, success } = await new Deno.Command("ps", {
-    args: ["-e", "-o", "pid=,pgid=,stat=,lstart=,args="],
-    stdout: "piped",
-    stderr: "null",
-    env: { LC_ALL: "C" },
-  }).output();
-  if (!success) throw new Error("`ps -e` failed");
-  return new TextDecoder().decode(stdout).split("\n").filter((l) => l.trim()).map((line) => {
+  return (await ps("pid=,pgid=,stat=,lstart=,args=")).map((line) => {
     const [pid, pgid, state, ...rest] = line.trim().split(/\s+/);
     // lstart is five words: "Sat Nov 21 05:51:51 2026".
     return {
@@ -126,14 +119,7 @@ export async function liveGroupMembers(pgid: number): Promise<number[]> {
 
 /** The live (not zombie) children of process `ppid`, with their command lines. */
 export async function childProcesses(ppid: number): Promise<{ pid: number; command: string }[]> {
-  const { stdout, success } = await new Deno.Command("ps", {
-    args: ["-e", "-o", "pid=,ppid=,stat=,args="],
-    stdout: "piped",
-    stderr: "null",
-    env: { LC_ALL: "C" },
-  }).output();
-  if (!success) throw new Error("`ps -e` failed");
-  return new TextDecoder().decode(stdout).split("\n").flatMap((line) => {
+  return (await ps("pid=,ppid=,stat=,args=")).flatMap((line) => {
     const [pid, parent, state, ...command] = line.trim().split(/\s+/);
     return Number(parent) === ppid && state && !state.startsWith("Z")
       ? [{ pid: Number(pid), command: command.join(" ") }]
@@ -169,4 +155,16 @@ export function busiestThread(before: Map<number, number>, after: Map<number, nu
   let most = 0;
   for (const [tid, ticks] of after) most = Math.max(most, ticks - (before.get(tid) ?? 0));
   return most;
+}
+
+/** The lines of `ps -e` with these columns, one per process. */
+async function ps(columns: string): Promise<string[]> {
+  const { stdout, success } = await new Deno.Command("ps", {
+    args: ["-e", "-o", columns],
+    stdout: "piped",
+    stderr: "null",
+    env: { LC_ALL: "C" },
+  }).output();
+  if (!success) throw new Error("`ps -e` failed");
+  return new TextDecoder().decode(stdout).split("\n").filter((l) => l.trim());
 }

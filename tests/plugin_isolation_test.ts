@@ -14,7 +14,7 @@ import { expect } from "expect";
 import { CONFIG_MAP, EVENT, LEASE, NAMESPACE } from "../mod.ts";
 import type { Unstructured } from "../kube/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
-import { busiestThread, childProcesses, threadCpuTicks } from "../testing/process.ts";
+import { busiestThread, childProcesses, processTable, threadCpuTicks } from "../testing/process.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
@@ -93,6 +93,8 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
   const said = (lines: LogLine[], pattern: RegExp) => lines.find((l) => pattern.test(l.msg));
   const leader = OperatorRun.start(["run", ...flags]);
   let standby: OperatorRun | undefined;
+  /** Every plugin host the leader ran, by PID. */
+  const allHosts = new Set<number>();
   try {
     await step("both load the plugins; the first leads, the second stands by", async () => {
       await eventually(() => expect(said(leader.lines, /^became leader/)).toBeDefined(), {
@@ -120,6 +122,7 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
     const prober = (async () => {
       while (probing) {
         for (const host of await hostsOf()) {
+          allHosts.add(host.pid);
           if (host.command.endsWith(" spinner")) spinnerHosts.add(host.pid);
         }
         for (const path of ["/healthz", "/readyz"]) {
@@ -237,6 +240,12 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
   } finally {
     await Promise.all([leader.stop(), standby?.stop()]);
   }
+
+  await step("no plugin host outlives the operator that stopped", async () => {
+    expect(allHosts.size).toBeGreaterThan(0);
+    const alive = (await processTable()).filter((p) => !p.state.startsWith("Z")).map((p) => p.pid);
+    expect([...allHosts].filter((pid) => alive.includes(pid))).toEqual([]);
+  });
 
   await step("refused at start, each naming the fix", async () => {
     const kubeconfig = plane.adminKubeconfigPath;

@@ -1,5 +1,5 @@
 /**
- * Plugins that cannot take the operator down, on the user's path: `main.ts run --plugin` loads a
+ * Plugins that cannot take the operator down, on the user's path: `ptemplate-operator run --plugin` loads a
  * `.ts` file from a folder outside the repository and a pinned `deno bundle` of another; one
  * plugin spins 60 s and one allocates without bound, each in a Worker in a process of its own (a
  * plugin host), and one never settles in-process (tests/fixtures/chores.ts). The leader keeps its lease (the standby never
@@ -44,7 +44,7 @@ async function sha256(path: string): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** `main.ts run` with these flags: its exit code and last lines, once it gave up. */
+/** `ptemplate-operator run` with these flags: its exit code and last lines, once it gave up. */
 async function refused(kubeconfig: string, ...flags: string[]) {
   const child = spawnOperator(["run", `--kubeconfig=${kubeconfig}`, ...flags]);
   const [status, stderr] = await Promise.all([

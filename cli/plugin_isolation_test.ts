@@ -4,7 +4,7 @@ import { Registry } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import { isolatedRunners, PLUGIN_HOST_COMMAND, pluginHostCommand } from "./plugin_isolation.ts";
 import { frameOf, readFrames } from "../runtime/mod.ts";
-import { permissionFlags } from "../tests/fixtures/operator_command.ts";
+import { spawnOperator } from "../tests/fixtures/operator_command.ts";
 
 const plain = definePlugin({ name: "plain", for: CONFIG_MAP, reconcile: () => {} });
 const asking = definePlugin({
@@ -67,17 +67,8 @@ Deno.test("under deno run a plugin host may read the plugin's folders and the ru
 });
 
 Deno.test("the operator's executable is a plugin host (what a compiled binary runs): it relays a Worker and ends with its stdin", async () => {
-  const host = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...permissionFlags("start"),
-      new URL("../main.ts", import.meta.url).pathname,
-      PLUGIN_HOST_COMMAND,
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  // The compiled binary, when the release job names one (spawnOperator).
+  const host = spawnOperator([PLUGIN_HOST_COMMAND, "spinner"], { stdin: "piped" });
   const input = host.stdin.getWriter();
   await input.write(frameOf({
     type: "start",

@@ -193,6 +193,8 @@ const result = {
   })),
   worker: {
     firstCallMs: Math.round(firstCallMs),
+    // What one more isolated plugin costs: the operator's growth and its host's PSS.
+    rssPerWorkerMiB: Math.round((perWorkerMiB + hosts.pss / WORKERS) * 10) / 10,
     operatorRssPerWorkerMiB: Math.round(perWorkerMiB * 10) / 10,
     hostRssMiB: Math.round((hosts.rss / WORKERS) * 10) / 10,
     hostPssMiB: Math.round((hosts.pss / WORKERS) * 10) / 10,

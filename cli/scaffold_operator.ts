@@ -81,7 +81,7 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
         description: `Build the single binary dist/${name}`,
         command: `deno compile ${
           permissionsOf("compile")
-        } --exclude-unused-npm --output dist/${name} main.ts`,
+        } --exclude-unused-npm --include ${runtime}runtime/isolation/plugin_worker.ts --output dist/${name} main.ts`,
       },
       crds: {
         description: "Write crds/*.yaml and each kind's types from the CRD sources of catalog.ts",

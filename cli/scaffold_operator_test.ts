@@ -35,6 +35,10 @@ Deno.test("a new operator's repository: its files, its identity, its tasks", () 
   expect(flags(tasks.test.command)).toEqual(flags(denoJson.tasks.test.command));
   expect(tasks.test.command).toContain("--allow-env");
   expect(tasks.compile.command).toContain("--output dist/backup-operator main.ts");
+  // A plugin isolated by the binary runs in its Worker module, which nothing imports statically.
+  expect(tasks.compile.command).toContain(
+    "--include ../ptemplate-operator/runtime/isolation/plugin_worker.ts",
+  );
   expect(tasks.new.command).toMatch(
     /--allow-write=plugins,catalog\.ts,crds \.\.\/ptemplate-operator\/main\.ts new$/,
   );

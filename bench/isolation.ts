@@ -9,7 +9,10 @@
  * share of pages it shares with the others, such as the deno executable's). The API server is left out: its cost is the same either way. Prints one table and
  * writes the same as JSON. Not a test: only the ratios travel.
  *
- *   deno task bench:isolation [--count 1000] [--out bench/results/isolation.json]
+ *   deno task bench:isolation [--count 1000] [--out bench/results/isolation.json] [--host main]
+ *
+ * `--host main` starts each plugin host as the compiled binary does, `main.ts plugin-host` (the
+ * whole operator's modules load in it), rather than the host module alone (`deno run`'s way).
  */
 import { parseArgs } from "node:util";
 import { MODULE } from "../crds/kmm_module.ts";
@@ -32,9 +35,25 @@ import { childProcesses } from "../testing/process.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { count: { type: "string", default: "1000" }, out: { type: "string" } },
+  options: {
+    count: { type: "string", default: "1000" },
+    out: { type: "string" },
+    host: { type: "string", default: "module" },
+  },
 });
 const COUNT = Number(values.count);
+const HOST = values.host === "main"
+  ? {
+    command: Deno.execPath(),
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-env",
+      new URL("../main.ts", import.meta.url).pathname,
+      "plugin-host",
+    ],
+  }
+  : hostUnderDenoRun([]);
 const WORKERS = 8;
 const say = (line: string) => console.log(`bench: ${line}`);
 
@@ -129,7 +148,7 @@ async function perReconcile(runner: PluginRunner, width: number): Promise<number
 
 function workerOf() {
   return workerRunner(statusAggregatorPlugin, {
-    host: hostUnderDenoRun([]),
+    host: HOST,
     url: new URL("../plugins/ptemplate/mod.ts", import.meta.url).href,
     exportName: "statusAggregatorPlugin",
     heapLimitMb: 256,
@@ -143,7 +162,7 @@ const rss = () => Deno.memoryUsage().rss / 2 ** 20;
 
 /** The RSS and PSS of this process's plugin hosts, in MiB, summed. */
 async function hostsMemory(): Promise<{ rss: number; pss: number }> {
-  const hosts = (await childProcesses(Deno.pid)).filter((p) => p.command.includes("plugin_host"));
+  const hosts = (await childProcesses(Deno.pid)).filter((p) => /plugin[-_]host/.test(p.command));
   const { stdout } = await new Deno.Command("sh", {
     args: ["-c", hosts.map((h) => `cat /proc/${h.pid}/smaps_rollup`).join(";")],
     stdout: "piped",
@@ -182,7 +201,9 @@ await Promise.all(extra.map((runner) => runner.close()));
 const perWorkerMiB = (after - before) / WORKERS;
 
 const result = {
-  command: `deno task bench:isolation --count ${COUNT}${values.out ? ` --out ${values.out}` : ""}`,
+  command: `deno task bench:isolation --count ${COUNT}${values.out ? ` --out ${values.out}` : ""}${
+    values.host === "main" ? " --host main" : ""
+  }`,
   deno: Deno.version.deno,
   objects: COUNT,
   perReconcile: rows.map((r) => ({

@@ -40,19 +40,28 @@ export interface ProcessEvents {
 /** What a host may print on stderr into the log; the rest is read and dropped. */
 const STDERR_LINES = 50;
 
-/** Starts a host for `source`. */
+/** Starts a host for `source`; throws when it cannot be started, saying which command. */
 export function startPluginProcess(
   host: HostCommand,
   source: PluginSource,
   events: ProcessEvents,
   log: Logger,
 ): PluginProcess {
-  const child = new Deno.Command(host.command, {
-    args: host.args,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(host.command, {
+      args: host.args,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    // Said on every call until it can (the operator lacks --allow-run, the executable is gone).
+    throw new Error(
+      `cannot start the plugin host of ${source.name} (${host.command} ${host.args.join(" ")}): ` +
+        (error as Error).message,
+    );
+  }
   const input = child.stdin.getWriter();
   let said = false;
   const stop = (reason: string) => {

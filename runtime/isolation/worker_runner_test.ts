@@ -181,3 +181,23 @@ Deno.test("what a plugin prints cannot garble its host's messages: console goes 
   }
   expect(await hosts()).toEqual([]);
 });
+
+Deno.test("a host that cannot start fails each call, naming the command", async () => {
+  const runner = workerRunner(reader, {
+    host: { command: "/nonexistent/operator", args: ["plugin-host"] },
+    url: URL_OF,
+    exportName: "reader",
+    heapLimitMb: 32,
+    callTimeoutMs: 2_000,
+    log: log("test"),
+    metrics: new Registry(),
+  });
+  try {
+    const call = runner.reconcile(configMap("a"), contextOf([]), within(10_000));
+    await expect(call).rejects.toThrow(
+      /cannot start the plugin host of reader \(\/nonexistent\/operator plugin-host\)/,
+    );
+  } finally {
+    await runner.close();
+  }
+});

@@ -152,6 +152,8 @@ export class KubeClient {
         limit: options.limit,
         continue: options.continue,
         resourceVersion: options.resourceVersion,
+        // Every page repeats it: a continue token does not carry it.
+        shardSelector: options.shardSelector,
       },
     });
   }
@@ -292,6 +294,7 @@ export class KubeClient {
           resourceVersion: options.resourceVersion,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
+          shardSelector: options.shardSelector,
           timeoutSeconds,
           sendInitialEvents: options.sendInitialEvents,
           resourceVersionMatch: options.sendInitialEvents ? "NotOlderThan" : undefined,

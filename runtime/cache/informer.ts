@@ -55,6 +55,28 @@ export interface InformerOptions {
   optional?: boolean;
   /** What the cache drops of each object (see slim.ts). */
   slim?: SlimOptions;
+  /**
+   * The part of the kind this cache holds, when it is one of several (a kind split by the shards
+   * of a ring, see InformerPool): what to ask the server for besides the resource's own selectors
+   * (asked again at each list and watch), which objects to keep of what arrives (the same test, or
+   * a finer one), and the shard it belongs to.
+   */
+  part?: CachePart;
+}
+
+/** One part of a kind's objects; see InformerOptions.part. */
+export interface CachePart {
+  /** The shard whose objects these are; undefined for a part every shard reads. */
+  shard?: number;
+  /** Parameters of each list and watch: a shard selector, a label selector added to the kind's. */
+  query?: () => { shardSelector?: string; labelSelector?: string };
+  /** Whether to keep an object that arrives (a list item, a watch event, our write's answer). */
+  keeps: (object: KubeObject) => boolean;
+  /**
+   * Starts empty and idle (synced, fresh: rightly empty) until `resume`: the part of a shard this
+   * replica does not hold yet.
+   */
+  idle?: boolean;
 }
 
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;
@@ -113,6 +135,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Wakes the loop from a wait (backoff, or a look for a missing kind). */
   #wake?: { controller: AbortController; network: boolean };
   #recheckAsked = false;
+  /** Counts `recheck` calls: a list that began before the latest one does not catch the cache up. */
+  #rechecks = 0;
   #absence: "not served" | "not allowed" = "not served";
   /** Counts list calls, for tests and metrics. */
   lists = 0;
@@ -129,6 +153,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#options = options;
     this.#warnings = options.warnings ?? new WarningThrottle(options.log);
     if (options.skipped) this.#installed = false;
+    if (options.part?.idle) {
+      this.#behind = undefined;
+      this.#markSynced();
+    }
+  }
+
+  /** The shard whose objects this cache holds; undefined when every shard reads it. */
+  get shard(): number | undefined {
+    return this.#options.part?.shard;
   }
 
   /** Resolves once the first list is in the cache. */
@@ -185,6 +218,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.#options.skipped) return;
     this.#fallBehind(reason);
     this.#recheckAsked = true;
+    this.#rechecks++;
     this.#rewatch?.abort();
     this.#wake?.controller.abort();
   }
@@ -216,11 +250,20 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   observe(object: T): void {
     if (this.namespace && object.metadata?.namespace !== this.namespace) return;
+    if (!this.#keeps(object)) {
+      // Not (or no longer) this part's: the copy this part may hold is out of date.
+      const change = this.store.remove(object);
+      if (change) this.#emit([change]);
+      return;
+    }
     const change = this.store.upsertIfNewer(slim(object, this.#options.slim));
     if (change) this.#emit([change]);
   }
 
-  /** Runs until `signal` aborts. Calling it again while running returns the same promise. */
+  /**
+   * Runs until `signal` aborts. Calling it again while running returns the same promise; after it
+   * has ended, it runs anew.
+   */
   run(signal: AbortSignal): Promise<void> {
     if (this.#options.skipped) {
       this.#installed = false;
@@ -228,8 +271,43 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.#catchUp();
       return Promise.resolve();
     }
-    this.#running ??= this.#loop(signal);
+    this.#running ??= this.#loop(signal).finally(() => this.#running = undefined);
     return this.#running;
+  }
+
+  /**
+   * Starts an idle part (its shard was taken on): behind until it has listed, then kept current
+   * until `signal` aborts; then `clear` it.
+   */
+  resume(signal: AbortSignal): Promise<void> {
+    this.#fallBehind("not listed yet");
+    return this.run(signal);
+  }
+
+  /**
+   * Empties a part that stopped (its shard was handed on), telling subscribers of each object
+   * that went; rightly empty, it is fresh.
+   */
+  clear(): void {
+    this.#resourceVersion = "";
+    this.#emit(this.store.replace([]));
+    this.#catchUp();
+  }
+
+  /** Whether this part keeps `object`. */
+  #keeps(object: KubeObject): boolean {
+    return this.#options.part?.keeps(object) ?? true;
+  }
+
+  /** The kind's label selector, and the part's added to it. */
+  #query(): { labelSelector?: string; fieldSelector?: string; shardSelector?: string } {
+    const extra = this.#options.part?.query?.() ?? {};
+    const labels = [this.resource.labelSelector, extra.labelSelector].filter(Boolean);
+    return {
+      labelSelector: labels.length ? labels.join(",") : undefined,
+      fieldSelector: this.resource.fieldSelector,
+      shardSelector: extra.shardSelector,
+    };
   }
 
   async #loop(signal: AbortSignal): Promise<void> {
@@ -371,13 +449,15 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.#client.listAll(this.resource, {
+    const rechecks = this.#rechecks;
+    const { items: listed, resourceVersion } = await this.#client.listAll(this.resource, {
       namespace: this.namespace,
-      labelSelector: this.resource.labelSelector,
-      fieldSelector: this.resource.fieldSelector,
+      ...this.#query(),
       limit: this.#options.pageSize ?? 500,
       signal,
     }) as unknown as { items: T[]; resourceVersion: string }; // typed generically: these are `T`s
+    // The server may not have narrowed the list as asked (a shard selector it does not honour).
+    const items = this.#options.part ? listed.filter((item) => this.#keeps(item)) : listed;
 
     this.lists++;
     this.#hasListed = true;
@@ -389,6 +469,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const item of items) slim(Object.assign(item, { apiVersion, kind }), this.#options.slim);
     this.#emit(this.store.replace(items));
     this.#markSynced();
+    // Asked to look again while this list was under way (say, for other shards): it is not the
+    // answer to that, so the cache stays behind until the next one.
+    if (rechecks !== this.#rechecks) return;
     const behind = this.#behind;
     this.#catchUp();
     if (behind && this.#hasSynced && behind.reason !== "not listed yet") {
@@ -413,6 +496,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** One watch connection, until the server ends it, it goes silent, or it fails. */
   async #watch(signal: AbortSignal): Promise<{ end: RoundEnd; events: number }> {
+    // Asked to look again while listing: list again before watching.
+    if (this.#recheckAsked) return { end: "recheck", events: 0 };
     const silence = this.#options.silenceTimeoutMs ?? 180_000;
     const watchAbort = new AbortController();
     const stop = () => watchAbort.abort();
@@ -430,8 +515,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       for await (
         const event of this.#client.watch(this.resource, {
           namespace: this.namespace,
-          labelSelector: this.resource.labelSelector,
-          fieldSelector: this.resource.fieldSelector,
+          ...this.#query(),
           resourceVersion: this.#resourceVersion,
           signal: watchAbort.signal,
         }) as unknown as AsyncGenerator<WatchEvent<T>>
@@ -447,7 +531,9 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (rv) this.#resourceVersion = rv;
           continue;
         }
-        const change = event.type === "DELETED"
+        // One the server should not have sent (a selector it does not honour), or one that left
+        // this part (a child's bucket label edited): gone as far as this part is concerned.
+        const change = event.type === "DELETED" || !this.#keeps(event.object)
           ? this.store.remove(event.object)
           : this.store.upsert(slim(event.object, this.#options.slim));
         if (rv) this.#resourceVersion = rv;

@@ -92,6 +92,15 @@ export interface Watch<W extends KubeObject = KubeObject, N extends boolean = bo
    * `installed()` says false for it and its cache is empty.
    */
   optional?: boolean;
+  /**
+   * When replicas split the keys (`--shards`): the uid of the object of the plugin's kind that
+   * `object` belongs to (a consumer pod's Ptemplate, by a label holding its uid), so that each
+   * replica caches only its own shards' objects of this kind. Undefined for an object that
+   * belongs to none: every replica keeps those. Without it every replica caches the whole kind
+   * (right for Nodes, which every shard reads). Filtered as objects arrive: each replica still
+   * receives them all.
+   */
+  shardKey?(object: Stored<W, N>): string | undefined;
 }
 
 /** What `Watch.map` may use. */

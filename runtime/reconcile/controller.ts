@@ -15,6 +15,7 @@ import {
   refTo,
 } from "../../kube/object_ref.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
+import type { WriteFence } from "../../kube/write_fence.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
 import {
   type Informer,
@@ -55,6 +56,33 @@ export interface ControllerDeps {
   guard: WriteLoopGuard;
   /** Workers when the plugin does not say; default 1. */
   concurrency?: number;
+  /**
+   * When replicas split the keys (a ring of shards): who may reconcile an object now. Without
+   * it, this replica reconciles every key (while it leads).
+   */
+  claims?: KeyClaims;
+  /** Labels of the runtime's own on every child of a parent; see ApplierDeps.childLabels. */
+  childLabels?: (parent: KubeObject) => Record<string, string>;
+}
+
+/** Who may reconcile which object now, when replicas split the keys (runtime/shards/). */
+export interface KeyClaims {
+  /**
+   * The right to reconcile the object with `uid` now, or undefined when it is another
+   * replica's (or nobody's yet). Released when the visit ends.
+   */
+  claim(uid: string): KeyClaim | undefined;
+}
+
+/** The right to reconcile one key, for the shard it belongs to. */
+export interface KeyClaim {
+  /** The shard: caches of other shards do not hold this key's world. */
+  shard: number;
+  /** Every write of the visit passes it (the shard's lease is surely held). */
+  fence: WriteFence;
+  /** Aborts when the shard is lost (or its hand-over stops waiting). */
+  signal: AbortSignal;
+  release(): void;
 }
 
 /** A visit, with what the step after it needs. */
@@ -108,6 +136,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       events: deps.events,
       metrics: deps.metrics,
       guard: deps.guard,
+      childLabels: deps.childLabels,
     });
     const { pool } = deps;
     // Before anything else asks for them: the first use decides whether they are skipped.
@@ -287,24 +316,52 @@ export class Controller<T extends KubeObject = KubeObject> {
    * visit's outcome.
    */
   async #visit(parent: ObjectRef, key: string, abort: AbortSignal): Promise<Visited<T>> {
-    const { pool, client, events, metrics, problems } = this.#deps;
+    const { pool, claims } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
-    const behind = this.#reads.filter((informer) => !informer.fresh);
-    if (behind.length) return { visit: { kind: "behind" }, behind };
     const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
-    if (!object) return { visit: { kind: "gone" } };
+    if (!object) {
+      const behind = this.#reads.filter((informer) => !informer.fresh);
+      if (behind.length) return { visit: { kind: "behind" }, behind };
+      return { visit: { kind: "gone" } };
+    }
+    const claim = claims?.claim(object.metadata.uid);
+    if (claims && !claim) return { visit: { kind: "elsewhere" } };
+    try {
+      return await this.#visitClaimed(object, parent, key, abort, claim);
+    } finally {
+      claim?.release();
+    }
+  }
+
+  /** A visit of an object this replica may reconcile now (its shard's, with a ring). */
+  async #visitClaimed(
+    object: Stored<T>,
+    parent: ObjectRef,
+    key: string,
+    abort: AbortSignal,
+    claim: KeyClaim | undefined,
+  ): Promise<Visited<T>> {
+    const { pool, events, metrics, problems } = this.#deps;
+    // The caches of other shards hold none of this key's world.
+    const mine = (informer: Informer) =>
+      informer.shard === undefined || informer.shard === claim?.shard;
+    const reads = this.#reads.filter(mine);
+    const behind = reads.filter((informer) => !informer.fresh);
+    if (behind.length) return { visit: { kind: "behind" }, behind };
+    const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    if (claim) abort = AbortSignal.any([abort, claim.signal]);
     const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
     const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
-    const fresh = freshnessFence(this.#reads);
+    const fresh = freshnessFence(reads);
     const writer = client.fenced(fresh.fence);
     const context: ReconcileContext = {
       client: writer,
       cache: (resource) => {
         // A kind read on demand: its writes wait for its cache as much as for the declared ones.
-        for (const informer of pool.informers(resource)) fresh.read(informer);
+        for (const informer of pool.informers(resource).filter(mine)) fresh.read(informer);
         return pool.cache(resource);
       },
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
@@ -322,7 +379,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         ? [visit.error.informer]
         : undefined,
     });
-    if (finalizing) return visited(await this.#finalize(key, object, context));
+    if (finalizing) return visited(await this.#finalize(key, object, context, client));
     try {
       return visited(await this.#reconcile(parent, key, object, finalizer, context, writer));
     } catch (error) {
@@ -334,7 +391,12 @@ export class Controller<T extends KubeObject = KubeObject> {
    * Deletion has started and our finalizer holds the object: the plugin cleans up, then the
    * finalizer goes and the object with it.
    */
-  async #finalize(key: string, object: Stored<T>, context: ReconcileContext): Promise<Visit> {
+  async #finalize(
+    key: string,
+    object: Stored<T>,
+    context: ReconcileContext,
+    client: KubeClient,
+  ): Promise<Visit> {
     const { uid, resourceVersion } = object.metadata;
     const done = this.#finalized.get(key);
     // Woken (say, by a change its own finalize made) before the cache saw the finalizer go: the
@@ -345,7 +407,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await this.plugin.finalize!(object, context);
       try {
-        await setFinalizer(this.#deps.client, this.plugin.for, object, this.plugin, {
+        await setFinalizer(client, this.plugin.for, object, this.plugin, {
           present: false,
           signal: context.signal,
         });

@@ -87,12 +87,14 @@ export function controllerReference(parent: KubeObject): NonNullable<
 
 /**
  * The child as it will be applied: in the parent's namespace unless it names one, owned by the
- * parent, labelled with the plugin, and annotated with the hash of what the plugin asked for.
+ * parent, labelled with the plugin (and the runtime's `labels`, such as the parent's shard
+ * bucket), and annotated with the hash of what the plugin asked for.
  */
 export async function stampChild<T extends KubeObject>(
   child: T,
   parent: KubeObject,
   plugin: string,
+  labels: Record<string, string> = {},
 ): Promise<T & KubeObject> {
   const meta = child.metadata ?? {};
   if (!meta.name) {
@@ -104,7 +106,7 @@ export async function stampChild<T extends KubeObject>(
     metadata: {
       ...meta,
       namespace: meta.namespace ?? parent.metadata?.namespace,
-      labels: { ...meta.labels, [PLUGIN_LABEL]: plugin },
+      labels: { ...meta.labels, ...labels, [PLUGIN_LABEL]: plugin },
       annotations: { ...meta.annotations, [HASH_ANNOTATION]: hash },
       ownerReferences: [...(meta.ownerReferences ?? []), controllerReference(parent)],
     },

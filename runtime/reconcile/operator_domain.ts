@@ -15,6 +15,19 @@ export const PLUGIN_LABEL = `${OPERATOR_DOMAIN}/plugin`;
 export const HASH_ANNOTATION = `${OPERATOR_DOMAIN}/desired-hash`;
 
 /**
+ * Label on every child when replicas split the keys (`--shards`): its parent's bucket (two hex
+ * digits, the top byte of the hash of the parent's uid), by which each replica asks the API
+ * server for its shards' children.
+ */
+export const SHARD_BUCKET_LABEL = `${OPERATOR_DOMAIN}/shard-bucket`;
+
+/** Label on every Lease of a ring of shards: the ring's name. */
+export const SHARD_RING_LABEL = `${OPERATOR_DOMAIN}/shard-ring`;
+
+/** Annotation on every Lease of a ring: its size, N, which every replica must agree on. */
+export const SHARD_COUNT_ANNOTATION = `${OPERATOR_DOMAIN}/shards`;
+
+/**
  * The domain 0.2 and earlier gave default finalizers. Objects in clusters may still hold such a
  * finalizer: it is ours, is honoured as the current one, and removed with it.
  */

@@ -9,6 +9,7 @@ export {
   definePlugin,
   generationChanged,
   PermanentError,
+  reads,
   TemporaryError,
   watch,
 } from "./runtime/plugin/mod.ts";
@@ -24,12 +25,14 @@ export type {
   Permission,
   Plugin,
   PluginSpec,
+  Reads,
   ReconcileContext,
   StatusOf,
   Verb,
   Watch,
 } from "./runtime/plugin/mod.ts";
 export type { CacheReader, StoreChange } from "./runtime/cache/mod.ts";
+export { UndeclaredReadError } from "./runtime/cache/mod.ts";
 export type { EventInput, EventRecorder } from "./runtime/observe/mod.ts";
 export { type Conversion, ConversionError } from "./runtime/webhooks/mod.ts";
 export { objectProblems, schemaProblems } from "./runtime/webhooks/mod.ts";

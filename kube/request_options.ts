@@ -32,6 +32,11 @@ export interface ListOptions extends RequestOptions {
    * watch cache off a 1.36 server filters lists but not watches: filter what arrives as well.
    */
   shardSelector?: string;
+  /**
+   * Objects as metadata alone (`PartialObjectMetadata`, each with kind `PartialObjectMetadata`:
+   * put the real one back). Their `managedFields` still come whole.
+   */
+  metadataOnly?: boolean;
 }
 
 /** What a watch asks for: a list's options, how long, and whether to start with a list. */

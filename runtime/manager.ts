@@ -36,12 +36,12 @@ import {
   type WriteLoopGuardOptions,
 } from "./reconcile/mod.ts";
 import { defaultIdentity, LeaderElector, leaderGauge, type StopReason } from "./leader/mod.ts";
-import { InformerPool, type KindSharding, resourceId } from "./cache/mod.ts";
+import { InformerPool, type KindSharding, type Projection, resourceId } from "./cache/mod.ts";
 import { ShardRing } from "./shards/mod.ts";
 import { bucketLabel, bucketOf } from "../kube/shard_range.ts";
 import type { Resource } from "../kube/resource.ts";
 import { StartupError } from "../util/startup_error.ts";
-import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
+import { declaredReads, MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
 /** What a manager runs, where it serves, and how it behaves on a bad day. */
@@ -129,6 +129,11 @@ export interface ManagerOptions {
   writeLoopGuard?: WriteLoopGuardOptions;
   /** Workers per plugin that does not set its own `concurrency`; default 1. */
   concurrency?: number;
+  /**
+   * A plugin's read of a field it did not declare (`reads`) throws, naming it, instead of
+   * reading `undefined` from a cache that did not keep it: for tests (`runManager` turns it on).
+   */
+  strictReads?: boolean;
   /** The component name in Events; default `ptemplate-operator`. */
   component?: string;
   /** Where metrics go; default a new one (served at `/metrics`). */
@@ -210,12 +215,14 @@ export class Manager {
         resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
         managers: names,
       },
+      projection: projections(options.plugins),
       sharding: shards === undefined ? undefined : {
         count: shards,
         kind: kindSharding(options.plugins),
         serverSelects: () => this.#ring?.serverSelects ?? false,
       },
     });
+    this.pool.exposeSizes(this.registry);
     if (leaderElection && shards !== undefined) {
       this.#ring = new ShardRing({
         client: options.client.urgent(),
@@ -266,6 +273,7 @@ export class Manager {
           [SHARD_BUCKET_LABEL]: bucketLabel(bucketOf(parent.metadata?.uid ?? "")),
         })),
         pool: this.pool,
+        strictReads: options.strictReads,
         metrics,
         events: this.#events,
         log: rootLog("controller"),
@@ -593,6 +601,30 @@ function kindSharding(
     }
     const key = keys.get(id);
     return key && !unkeyed.has(id) ? { by: "key", key } : undefined;
+  };
+}
+
+/**
+ * What each kind's cache keeps of its objects: what the plugins using it declare they read (the
+ * union), and for children what the runtime compares; whole when some plugin using it declares
+ * nothing of it (or none uses it: a kind read on demand).
+ */
+function projections(plugins: readonly Plugin[]): (resource: Resource) => Projection | undefined {
+  return (resource) => {
+    const id = resourceId(resource);
+    const users = plugins.filter((p) =>
+      [p.for, ...ownedKinds(p).map((o) => o.resource), ...(p.watches ?? []).map((w) => w.resource)]
+        .some((r) => resourceId(r) === id)
+    );
+    const fields = new Set<string>();
+    for (const plugin of users) {
+      const declared = declaredReads(plugin, resource);
+      if (!declared) return undefined;
+      declared.forEach((field) => fields.add(field));
+    }
+    if (!users.length) return undefined;
+    const managed = plugins.some((p) => ownedKinds(p).some((o) => resourceId(o.resource) === id));
+    return { fields: [...fields], managed };
   };
 }
 

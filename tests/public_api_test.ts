@@ -35,6 +35,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "SERVICE",
     "SERVICE_ACCOUNT",
     "TemporaryError",
+    "UndeclaredReadError",
     "VALIDATING_WEBHOOK_CONFIGURATION",
     "apiVersionOf",
     "childProblem",
@@ -50,6 +51,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "objectRef",
     "ownershipOf",
     "ownershipProblem",
+    "reads",
     "reconcileOnce",
     "refTo",
     "schemaProblems",
@@ -90,6 +92,7 @@ Deno.test("the API's main functions each carry an example, and every example run
       "scoped",
       "customResourceDefinition",
       "watch",
+      "reads",
       "reconcileOnce",
       "refTo",
     ]

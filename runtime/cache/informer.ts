@@ -24,6 +24,7 @@ import { monotonicMs } from "../../util/clock.ts";
 import { ReconnectBackoff } from "../../util/backoff.ts";
 import { sleep } from "../../util/sleep.ts";
 import { causeOf, type Logger, WarningThrottle } from "../observe/mod.ts";
+import { metadataOnly, type Projector } from "./projection.ts";
 import { slim, type SlimOptions } from "./slim.ts";
 import { Store, type StoreChange } from "./store.ts";
 
@@ -53,8 +54,13 @@ export interface InformerOptions {
   skipped?: boolean;
   /** The plugins work without it: a 403 makes it unavailable (like a missing CRD), not stuck. */
   optional?: boolean;
-  /** What the cache drops of each object (see slim.ts). */
+  /** What the cache drops of each object's metadata (see slim.ts). */
   slim?: SlimOptions;
+  /**
+   * What the cache keeps of each object's body (see projection.ts); all when absent. When it
+   * keeps nothing, the server is asked for metadata alone.
+   */
+  projector?: Projector;
   /**
    * The part of the kind this cache holds, when it is one of several (a kind split by the shards
    * of a ring, see InformerPool): what to ask the server for besides the resource's own selectors
@@ -256,8 +262,20 @@ export class Informer<T extends KubeObject = KubeObject> {
       if (change) this.#emit([change]);
       return;
     }
-    const change = this.store.upsertIfNewer(slim(object, this.#options.slim));
+    const change = this.store.upsertIfNewer(this.#keep(object));
     if (change) this.#emit([change]);
+  }
+
+  /** What the cache keeps of an object that arrived (ours alone: just parsed, or just answered). */
+  #keep(object: T): T {
+    const { projector } = this.#options;
+    return slim(projector ? projector(object) as T : object, this.#options.slim);
+  }
+
+  /** Whether the server is asked for metadata alone (nothing of the bodies is kept). */
+  get #metadataOnly(): boolean {
+    const { projector } = this.#options;
+    return projector !== undefined && metadataOnly(projector.projection);
   }
 
   /**
@@ -454,6 +472,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       namespace: this.namespace,
       ...this.#query(),
       limit: this.#options.pageSize ?? 500,
+      metadataOnly: this.#metadataOnly,
       signal,
     }) as unknown as { items: T[]; resourceVersion: string }; // typed generically: these are `T`s
     // The server may not have narrowed the list as asked (a shard selector it does not honour).
@@ -465,9 +484,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#resourceVersion = resourceVersion;
     const kind = this.resource.kind;
     const apiVersion = apiVersionOf(this.resource);
-    // List items omit apiVersion and kind; put them back so cached objects look like watched ones.
-    for (const item of items) slim(Object.assign(item, { apiVersion, kind }), this.#options.slim);
-    this.#emit(this.store.replace(items));
+    // List items omit apiVersion and kind (or say PartialObjectMetadata): put them back.
+    const kept = items.map((item) => this.#keep(Object.assign(item, { apiVersion, kind })));
+    this.#emit(this.store.replace(kept));
     this.#markSynced();
     // Asked to look again while this list was under way (say, for other shards): it is not the
     // answer to that, so the cache stays behind until the next one.
@@ -516,6 +535,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         const event of this.#client.watch(this.resource, {
           namespace: this.namespace,
           ...this.#query(),
+          metadataOnly: this.#metadataOnly,
           resourceVersion: this.#resourceVersion,
           signal: watchAbort.signal,
         }) as unknown as AsyncGenerator<WatchEvent<T>>
@@ -533,9 +553,15 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         // One the server should not have sent (a selector it does not honour), or one that left
         // this part (a child's bucket label edited): gone as far as this part is concerned.
+        if (this.#metadataOnly) {
+          Object.assign(event.object, {
+            apiVersion: apiVersionOf(this.resource),
+            kind: this.resource.kind,
+          });
+        }
         const change = event.type === "DELETED" || !this.#keeps(event.object)
           ? this.store.remove(event.object)
-          : this.store.upsert(slim(event.object, this.#options.slim));
+          : this.store.upsert(this.#keep(event.object));
         if (rv) this.#resourceVersion = rv;
         if (change) this.#emit([change]);
       }

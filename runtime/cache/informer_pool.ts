@@ -10,7 +10,8 @@ import { bucketLabel, bucketsOf, shardOf, shardSelector } from "../../kube/shard
 import { monotonicMs } from "../../util/clock.ts";
 import { type CachePart, type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
-import { type Logger, type ProbeChecks, WarningThrottle } from "../observe/mod.ts";
+import { type Logger, type ProbeChecks, type Registry, WarningThrottle } from "../observe/mod.ts";
+import { type Projection, projector } from "./projection.ts";
 import type { CacheReader } from "./store.ts";
 
 export interface InformerPoolOptions {
@@ -27,6 +28,8 @@ export interface InformerPoolOptions {
   children?: { resources: Resource[]; managers: ReadonlySet<string> };
   /** Caches that follow the shards of a ring, when the replicas split the work; see PoolSharding. */
   sharding?: PoolSharding;
+  /** What the cache of a kind keeps of its objects' bodies (projection.ts); all when undefined. */
+  projection?: (resource: Resource) => Projection | undefined;
 }
 
 /**
@@ -148,6 +151,7 @@ export class InformerPool {
         );
       }
       const parts = this.#parts(resource);
+      const projection = this.#options.projection?.(resource);
       informers = scopes.flatMap((namespace) =>
         parts.map((part) =>
           new Informer(this.#client, resource, {
@@ -159,6 +163,7 @@ export class InformerPool {
             silenceTimeoutMs: this.#options.silenceTimeoutMs,
             missingKindRetryMs: this.#options.missingKindRetryMs,
             slim,
+            projector: projection && projector(projection),
             part,
           })
         )
@@ -386,6 +391,26 @@ export class InformerPool {
         },
       },
     };
+  }
+
+  /**
+   * `informer_cache_objects{group,kind,selector}`: how many objects the caches of each kind hold
+   * (all its namespaces and shards), counted when scraped.
+   */
+  exposeSizes(registry: Registry): void {
+    const gauge = registry.gauge(
+      "informer_cache_objects",
+      "Objects held in the informer caches of a kind (its selectors, if scoped)",
+      ["group", "kind", "selector"],
+    );
+    registry.onCollect(() => {
+      for (const informers of this.#informers.values()) {
+        const { group, kind, labelSelector, fieldSelector } = informers[0].resource;
+        const selector = [labelSelector, fieldSelector].filter(Boolean).join(";");
+        const size = informers.reduce((n, informer) => n + informer.store.size, 0);
+        gauge.set({ group, kind, selector }, size);
+      }
+    });
   }
 
   /** Every informer, for status and tests. */

@@ -18,10 +18,13 @@ import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import type { WriteFence } from "../../kube/write_fence.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
 import {
+  type CacheReader,
   type Informer,
   type InformerPool,
   StaleCacheError,
   type StoreChange,
+  strictObject,
+  strictReader,
 } from "../cache/mod.ts";
 import {
   causeOf,
@@ -31,6 +34,7 @@ import {
   WarningThrottle,
 } from "../observe/mod.ts";
 import {
+  declaredReads,
   type Outcome,
   ownedKinds,
   PermanentError,
@@ -63,6 +67,11 @@ export interface ControllerDeps {
   claims?: KeyClaims;
   /** Labels of the runtime's own on every child of a parent; see ApplierDeps.childLabels. */
   childLabels?: (parent: KubeObject) => Record<string, string>;
+  /**
+   * The plugin's reads of a field it did not declare (`reads`) throw an UndeclaredReadError
+   * instead of reading what the cache kept: for tests. Costs a proxy per object read.
+   */
+  strictReads?: boolean;
 }
 
 /** Who may reconcile which object now, when replicas split the keys (runtime/shards/). */
@@ -170,8 +179,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
     for (const watch of plugin.watches ?? []) {
-      const context = { cache: pool.cache.bind(pool) };
-      pool.onChange<Stored<KubeObject>>(watch.resource, (change) => {
+      const context = {
+        cache: <R extends KubeObject, N extends boolean>(resource: Resource<R, N>) =>
+          this.#reader(resource, pool.cache(resource)),
+      };
+      pool.onChange<Stored<KubeObject>>(watch.resource, (raw) => {
+        const change = this.#strictChange(watch.resource, raw);
         if (watch.filter && !watch.filter(change)) return;
         const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
         for (const object of objects) {
@@ -241,6 +254,32 @@ export class Controller<T extends KubeObject = KubeObject> {
     stop.removeEventListener("abort", shutDown);
     if (this.#queue === queue) this.#queue = undefined;
     this.#log.info("stopped");
+  }
+
+  /** The cache of `resource` as the plugin may read it (strictly, in tests). */
+  #reader<R extends KubeObject, N extends boolean>(
+    resource: Resource<R, N>,
+    reader: CacheReader<R, N>,
+  ): CacheReader<R, N> {
+    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
+    if (!fields) return reader;
+    return strictReader(reader, { plugin: this.name, kind: resource.kind, projection: { fields } });
+  }
+
+  /** An object of `resource` as the plugin may read it (strictly, in tests). */
+  #strict<O extends KubeObject>(resource: Resource, object: O): O {
+    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
+    if (!fields) return object;
+    return strictObject(object, { plugin: this.name, kind: resource.kind, projection: { fields } });
+  }
+
+  /** A change of a watched kind as the plugin may read it. */
+  #strictChange<O extends KubeObject>(resource: Resource, change: StoreChange<O>): StoreChange<O> {
+    if (!this.#deps.strictReads || !declaredReads(this.plugin, resource)) return change;
+    const view = (object: O) => this.#strict(resource, object);
+    return change.type === "updated"
+      ? { type: "updated", object: view(change.object), old: view(change.old) }
+      : { type: change.type, object: view(change.object) };
   }
 
   /** The queue key of an object of the plugin's kind. */
@@ -362,7 +401,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       cache: (resource) => {
         // A kind read on demand: its writes wait for its cache as much as for the declared ones.
         for (const informer of pool.informers(resource).filter(mine)) fresh.read(informer);
-        return pool.cache(resource);
+        return this.#reader(resource, pool.cache(resource));
       },
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
       problems: () => problems.get(parent),
@@ -405,7 +444,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       return { kind: "finalized-already" };
     }
     try {
-      await this.plugin.finalize!(object, context);
+      await this.plugin.finalize!(this.#strict(this.plugin.for, object), context);
       try {
         await setFinalizer(client, this.plugin.for, object, this.plugin, {
           present: false,
@@ -438,7 +477,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       await setFinalizer(writer, this.plugin.for, object, this.plugin, { present: true, signal });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
-    const outcome: Outcome = (await this.plugin.reconcile(object, context)) ?? {};
+    const outcome: Outcome =
+      (await this.plugin.reconcile(this.#strict(this.plugin.for, object), context)) ?? {};
     const applier = this.#applier.using(writer);
     let pausedForMs: number | undefined;
     if (outcome.children) {

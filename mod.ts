@@ -85,6 +85,13 @@ export {
 } from "./testing/reconcile_once.ts";
 
 // Running an operator of your own: plugins/README.md, "Writing a plugin in your own repository".
+export {
+  defineOperator,
+  type EstablishedNames,
+  type OperatorIdentity,
+  type OperatorIdentityInit,
+  PTEMPLATE_OPERATOR,
+} from "./runtime/identity/mod.ts";
 export { type ClientOptions, KubeClient } from "./kube/client.ts";
 export type {
   ApplyOptions,

@@ -2,10 +2,16 @@
 import { KubeClient, loadClusterConfig } from "../kube/mod.ts";
 import type { CONNECTION } from "./flag_table.ts";
 import { type FlagValuesOf, UsageError } from "./flags.ts";
-import { VERSION } from "./version.ts";
+import type { OperatorIdentity } from "../runtime/mod.ts";
 
-/** Loads the configuration (`--kubeconfig`, `--context`, …) and makes a client with its limits. */
-export async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<KubeClient> {
+/**
+ * Loads the configuration (`--kubeconfig`, `--context`, …) and makes a client with its limits,
+ * whose requests say who sends them (`<operator>/<version>`, in the API server's audit log).
+ */
+export async function connect(
+  values: FlagValuesOf<typeof CONNECTION>,
+  operator: OperatorIdentity,
+): Promise<KubeClient> {
   const qps = values["kube-api-qps"];
   const burst = values["kube-api-burst"];
   if (!(qps > 0)) throw new UsageError(`--kube-api-qps must be above 0, not ${qps}`);
@@ -15,7 +21,7 @@ export async function connect(values: FlagValuesOf<typeof CONNECTION>): Promise<
     context: values.context,
   });
   return new KubeClient(config, {
-    userAgent: `ptemplate-operator/${VERSION}`,
+    userAgent: operator.userAgent,
     rateLimit: { qps, burst },
   });
 }

@@ -5,8 +5,8 @@
 import { MAX_SHARDS } from "../kube/mod.ts";
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { FlagSpecs } from "./flags.ts";
-import { VERSION } from "./version.ts";
-import { WEBHOOK_NAMES } from "./webhook_manifests.ts";
+import { RELEASE_URL } from "./scaffold_operator.ts";
+import { webhookNames } from "./webhook_manifests.ts";
 
 /** Where `/metrics` listens when `--metrics-bind-address` is not given. */
 export const METRICS_ADDRESS = { secure: ":8443", plain: "127.0.0.1:8080" };
@@ -78,7 +78,7 @@ export const RUN = {
     kind: "string",
     placeholder: "NAME",
     help: "name of the Lease (with --shards, the prefix of the ring's Leases)",
-    default: "ptemplate-operator.pt.example.com",
+    default: (operator) => operator.leaseName,
   },
   shards: {
     kind: "integer",
@@ -151,7 +151,7 @@ export const RUN = {
     placeholder: "NAME",
     help: "the Service the API server calls the webhooks by (self-managed certificates), in " +
       "the operator's namespace",
-    default: WEBHOOK_NAMES.service,
+    default: (operator) => webhookNames(operator).service,
   },
   concurrency: {
     kind: "integer",
@@ -192,19 +192,19 @@ export const BUNDLE = {
     kind: "string",
     placeholder: "X.Y.Z",
     help: "the bundle's version",
-    default: VERSION,
+    default: (operator) => operator.version,
   },
   image: {
     kind: "string",
     placeholder: "IMAGE",
     help: "the operator image, by digest ideally",
-    defaultIs: "ghcr.io/ptemplate/ptemplate-operator:v<version>",
+    defaultIs: (operator) => `${operator.image}:v<version>`,
   },
   "bundle-image": {
     kind: "string",
     placeholder: "IMAGE",
     help: "the bundle image, for the catalog",
-    defaultIs: "ghcr.io/ptemplate/ptemplate-operator-bundle:v<version>",
+    defaultIs: (operator) => `${operator.image}-bundle:v<version>`,
   },
   replaces: { kind: "string", placeholder: "X.Y.Z", help: "the version this one upgrades" },
   output: {
@@ -227,4 +227,24 @@ export const SCORECARD = {
     defaultIs: "the bundle `bundle` would write now",
   },
   ...BUNDLE_CONTENT,
+} as const satisfies FlagSpecs;
+
+/** `new`: an operator repository of its own, or a kind and plugin in one. */
+export const NEW = {
+  name: {
+    kind: "string",
+    placeholder: "NAME",
+    help: "new <dir>: the operator's name, a DNS label (its ServiceAccount, RBAC, Lease, binary)",
+  },
+  domain: {
+    kind: "string",
+    placeholder: "DOMAIN",
+    help: "new <dir>: its API domain, a DNS subdomain; its kinds' group",
+  },
+  runtime: {
+    kind: "string",
+    placeholder: "PATH|URL",
+    help: "new <dir>: where it imports this runtime from: a checkout's folder, or a URL",
+    defaultIs: `this version's release, ${RELEASE_URL}`,
+  },
 } as const satisfies FlagSpecs;

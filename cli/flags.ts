@@ -2,6 +2,7 @@
  * Parses command-line flags the way Kubernetes tools spell them (`--flag=value`, `--flag value`,
  * `--bool`, `--bool=false`, repeatable flags), refusing unknown flags and bad values by name.
  */
+import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
 
 export type FlagKind = "string" | "boolean" | "integer" | "number" | "list";
 
@@ -15,14 +16,16 @@ export interface FlagSpec {
   choices?: readonly string[];
   /**
    * Its value when not given: `parseFlags` fills it in, and help says `(default …)`. Written
-   * here only, so the help cannot say one thing and the program do another.
+   * here only, so the help cannot say one thing and the program do another. A function gives a
+   * default that is the operator's own (its Lease, its webhook Service): an own binary's help
+   * and values say its names, not ours.
    */
-  default?: string | number | boolean;
+  default?: string | number | boolean | ((operator: OperatorIdentity) => string);
   /**
    * When the default depends on where the program runs (in a cluster or not) or on other flags:
    * what help says of it, `(default: …)`. The command works it out; the value stays absent.
    */
-  defaultIs?: string;
+  defaultIs?: string | ((operator: OperatorIdentity) => string);
 }
 
 export type FlagSpecs = Record<string, FlagSpec>;
@@ -71,6 +74,7 @@ function closest(name: string, candidates: string[]): string | undefined {
 export function parseFlags<S extends FlagSpecs>(
   args: string[],
   specs: S,
+  operator: OperatorIdentity = PTEMPLATE_OPERATOR,
 ): { values: FlagValuesOf<S>; positional: string[] } {
   const values: FlagValues = {};
   const positional: string[] = [];
@@ -131,19 +135,31 @@ export function parseFlags<S extends FlagSpecs>(
     }
   }
   for (const [name, spec] of Object.entries(specs)) {
-    if (values[name] === undefined && spec.default !== undefined) values[name] = spec.default;
+    if (values[name] === undefined && spec.default !== undefined) {
+      values[name] = defaultOf(spec, operator);
+    }
   }
   return { values: values as FlagValuesOf<S>, positional };
 }
 
-/** The flag table for `--help`: each flag, what it does, and its default. */
-export function describeFlags(specs: FlagSpecs): string {
+/** A flag's default, the operator's own when it depends on who the operator is. */
+function defaultOf(spec: FlagSpec, operator: OperatorIdentity) {
+  return typeof spec.default === "function" ? spec.default(operator) : spec.default;
+}
+
+/** The flag table for `--help`: each flag, what it does, and its default (the operator's). */
+export function describeFlags(
+  specs: FlagSpecs,
+  operator: OperatorIdentity = PTEMPLATE_OPERATOR,
+): string {
   const rows = Object.entries(specs).map(([name, spec]) => {
     const value = spec.kind === "boolean" ? "" : ` ${spec.placeholder ?? spec.kind}`;
     const byDefault = spec.default !== undefined
-      ? ` (default ${spec.default})`
+      ? ` (default ${defaultOf(spec, operator)})`
       : spec.defaultIs !== undefined
-      ? ` (default: ${spec.defaultIs})`
+      ? ` (default: ${
+        typeof spec.defaultIs === "function" ? spec.defaultIs(operator) : spec.defaultIs
+      })`
       : "";
     return [`  --${name}${value}`, spec.help + byDefault];
   });

@@ -8,7 +8,9 @@ import type { Plugin, Unstructured } from "../mod.ts";
 import {
   ACCESS_REVIEW_RULES,
   LEADER_ELECTION_RULES,
+  type OperatorIdentity,
   type PolicyRule,
+  PTEMPLATE_OPERATOR,
   rbacRules,
 } from "../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
@@ -16,13 +18,10 @@ import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_defin
 import { conversionCrdNames, crdsOf, crdsWithConversion } from "./plugin_catalog.ts";
 import { webhookConfigurations } from "./webhook_manifests.ts";
 
-export const PACKAGE = "ptemplate-operator";
 /** Not yet `stable`: the API is v1alpha1/v1beta1. */
 export const CHANNEL = "candidate";
 /** The oldest Kubernetes the operator is tested against (the CRDs use CEL and field paths). */
 export const MIN_KUBE_VERSION = "1.30.0";
-const SERVICE_ACCOUNT = "ptemplate-operator";
-const SUGGESTED_NAMESPACE = "ptemplate-operator-system";
 /**
  * Where the container serves webhooks (`--webhook-bind-address`'s default), and the port of the
  * Service OLM makes for them, `<deployment>-service`; OLM mounts the certificate it issues where
@@ -31,6 +30,12 @@ const SUGGESTED_NAMESPACE = "ptemplate-operator-system";
 const WEBHOOK_PORT = 9443;
 
 export interface BundleOptions {
+  /**
+   * Whose bundle: the package, the CSV, its ServiceAccount, suggested namespace and labels are
+   * named after it (default ours). deploy/core/ is ours; another operator's bundle takes its
+   * Deployment and metrics objects with the operator's names in place of ours.
+   */
+  operator?: OperatorIdentity;
   /** Semantic version without a `v`, e.g. `0.2.0`. */
   version: string;
   /** The operator image, pinned (by digest, ideally). */
@@ -52,18 +57,48 @@ export interface BundleFile {
 }
 
 const root = new URL("../", import.meta.url);
-async function readYaml(path: string): Promise<Unstructured[]> {
-  const text = await Deno.readTextFile(new URL(path, root)).catch((error) => {
+/** A YAML file of the runtime's repository, a checkout or its release URL (hence fetch). */
+async function readYaml(path: string, operator: OperatorIdentity): Promise<Unstructured[]> {
+  const url = new URL(path, root);
+  const text = await fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${r.status} ${r.statusText}`);
+    return r.text();
+  }).catch((error) => {
     throw new Error(
-      `the bundle is made from this repository's ${path}, which is not here (${error.message}): ` +
-        "run `deno task bundle` in a checkout",
+      `the bundle is made from the runtime's ${path}, which cannot be read at ${url} ` +
+        `(${error.message}): import the runtime from a checkout, or allow the network to it`,
     );
   });
-  return parseAllDocuments(text).map((d) => d.toJS() as Unstructured);
+  return parseAllDocuments(text).map((d) => renamed(d.toJS() as Unstructured, operator));
+}
+
+/**
+ * An object of deploy/ (ours) with the operator's names in place of ours: `ptemplate-operator`
+ * and `ptemplate-operator-…` (the Deployment, its labels and ServiceAccount, the metrics Service
+ * and reader role) become `<name>` and `<name>-…`.
+ */
+function renamed<T>(value: T, operator: OperatorIdentity): T {
+  const ours = PTEMPLATE_OPERATOR.name;
+  if (operator.name === ours) return value;
+  if (typeof value === "string") {
+    return (value === ours || value.startsWith(`${ours}-`)
+      ? operator.name + value.slice(ours.length)
+      : value) as T;
+  }
+  if (Array.isArray(value)) return value.map((v) => renamed(v, operator)) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [renamed(k, operator), renamed(v, operator)]),
+    ) as T;
+  }
+  return value;
 }
 
 /** Every file of the bundle and its catalog entry. */
 export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
+  const operator = options.operator ?? PTEMPLATE_OPERATOR;
+  const PACKAGE = operator.name;
+  const LABELS = labelsOf(operator);
   if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(options.version)) {
     throw new TypeError(`--version "${options.version}" is not a semantic version like 0.2.0`);
   }
@@ -74,15 +109,15 @@ export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
     .install.spec.deployments;
   const crds = crdsWithConversion(options.catalog, {
     service: {
-      namespace: SUGGESTED_NAMESPACE,
+      namespace: operator.namespace,
       name: `${deployment.name.replaceAll(".", "-")}-service`,
       path: "/convert",
       port: WEBHOOK_PORT,
     },
   });
-  const [service] = await readYaml("deploy/core/metrics_service.yaml");
+  const [service] = await readYaml("deploy/core/metrics_service.yaml", operator);
   // What a Prometheus is bound to, to read the operator's /metrics (HTTPS, checked callers).
-  const [metricsReader] = await readYaml("deploy/core/metrics_reader_role.yaml");
+  const [metricsReader] = await readYaml("deploy/core/metrics_reader_role.yaml", operator);
   const yaml = (o: unknown) => stringify(o, { lineWidth: 0, aliasDuplicateObjects: false });
   const annotations = {
     "operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
@@ -127,10 +162,14 @@ export async function olmBundle(options: BundleOptions): Promise<BundleFile[]> {
   ];
 }
 
-const LABELS = { "app.kubernetes.io/name": PACKAGE };
+/** The labels of everything the bundle makes. */
+function labelsOf(operator: OperatorIdentity): Record<string, string> {
+  return { "app.kubernetes.io/name": operator.name };
+}
 
 /** The file-based catalog: the package, its channel with the upgrade edge, and the bundle. */
 function catalogEntry(options: BundleOptions, csv: Unstructured): string {
+  const PACKAGE = (options.operator ?? PTEMPLATE_OPERATOR).name;
   const name = csv.metadata!.name!;
   const entry: Record<string, unknown> = { name };
   if (options.replaces) entry.replaces = `${PACKAGE}.v${options.replaces}`;
@@ -253,20 +292,87 @@ function splitRules(plugins: Plugin[]): { namespaced: PolicyRule[]; cluster: Pol
   return { namespaced, cluster };
 }
 
-const ICON = btoa(
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" ' +
-    'rx="12" fill="#326ce5"/><text x="32" y="42" font-size="28" text-anchor="middle" ' +
-    'fill="#fff" font-family="sans-serif">pt</text></svg>',
-);
+/** What OperatorHub shows of the operator: ours, written once; another's, from its identity. */
+interface Listing {
+  displayName: string;
+  /** One line (the CSV's description annotation). */
+  summary: string;
+  /** Markdown. */
+  description: string;
+  keywords: string[];
+  maintainers: { name: string; email: string }[];
+  repository?: string;
+  /** An SVG, base64. */
+  icon: string;
+  /** `alm-examples`: objects a user may start from. */
+  examples: unknown[];
+}
+
+/** An SVG badge with `text` on Kubernetes blue. */
+function icon(text: string): string {
+  return btoa(
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" ' +
+      'rx="12" fill="#326ce5"/><text x="32" y="42" font-size="28" text-anchor="middle" ' +
+      `fill="#fff" font-family="sans-serif">${text}</text></svg>`,
+  );
+}
+
+async function listingOf(operator: OperatorIdentity): Promise<Listing> {
+  if (operator.name !== PTEMPLATE_OPERATOR.name) {
+    const words = operator.name.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1));
+    return {
+      displayName: words.join(" "),
+      summary: operator.description,
+      description: `${operator.description.charAt(0).toUpperCase()}${
+        operator.description.slice(1)
+      }, on the ptemplate-operator runtime.`,
+      keywords: [operator.domain],
+      maintainers: [{
+        name: `${operator.name} maintainers`,
+        email: `maintainers@${operator.domain}`,
+      }],
+      icon: icon(operator.name.slice(0, 2)),
+      examples: [],
+    };
+  }
+  const kmm = "Kernel Module Management (KMM)";
+  return {
+    displayName: "Ptemplate Operator",
+    summary:
+      "Loads a kernel module on selected nodes through KMM and runs the pods that use its devices.",
+    description: [
+      "A Ptemplate describes a character device on a set of nodes: the operator asks",
+      `${kmm} to load the \`ptemplate_char_dev\` kernel module and its device plugin on the`,
+      "nodes its selector matches, and runs a consumer DaemonSet whose pods use the devices.",
+      "",
+      `**${kmm} is optional.** Without KMM's \`modules.kmm.sigs.x-k8s.io\` API the operator`,
+      "still runs the consumers and reports in each Ptemplate's status that KMM is missing;",
+      "install KMM from OperatorHub for the kernel module to be loaded.",
+    ].join("\n"),
+    keywords: ["kernel module", "kmm", "device plugin", "character device"],
+    maintainers: [{ name: "ptemplate-operator maintainers", email: "maintainers@ptemplate.dev" }],
+    repository: "https://github.com/ptemplate/ptemplate-operator",
+    icon: icon("pt"),
+    examples: await readYaml("examples/seed.yaml", operator),
+  };
+}
 
 /**
  * The webhooks as OLM installs them: a configuration per admission webhook of the plugins, and
  * the conversion of their CRDs; all served by the Deployment on WEBHOOK_PORT.
  */
-function webhookDefinitions(catalog: CatalogEntry[], deploymentName: string): unknown[] {
+function webhookDefinitions(
+  catalog: CatalogEntry[],
+  deploymentName: string,
+  operator: OperatorIdentity,
+): unknown[] {
   const served = { deploymentName, containerPort: WEBHOOK_PORT, targetPort: WEBHOOK_PORT };
   type Hook = { name: string; clientConfig: { path: string } };
-  const admission = webhookConfigurations(catalog.map((e) => e.plugin), (path) => ({ path }))
+  const admission = webhookConfigurations(
+    catalog.map((e) => e.plugin),
+    (path) => ({ path }),
+    operator,
+  )
     .flatMap((config) =>
       (config.webhooks as Hook[]).map(({ name, clientConfig, ...hook }) => ({
         generateName: name,
@@ -281,7 +387,7 @@ function webhookDefinitions(catalog: CatalogEntry[], deploymentName: string): un
   const conversionCRDs = conversionCrdNames(catalog);
   const conversion = conversionCRDs.length
     ? [{
-      generateName: `conversion.${PACKAGE}`,
+      generateName: `conversion.${operator.name}`,
       type: "ConversionWebhook",
       ...served,
       webhookPath: "/convert",
@@ -294,9 +400,12 @@ function webhookDefinitions(catalog: CatalogEntry[], deploymentName: string): un
 }
 
 async function clusterServiceVersion(options: BundleOptions): Promise<Unstructured> {
-  const [deployment] = await readYaml("deploy/core/deployment.yaml");
+  const operator = options.operator ?? PTEMPLATE_OPERATOR;
+  const PACKAGE = operator.name;
+  const LABELS = labelsOf(operator);
+  const listing = await listingOf(operator);
+  const [deployment] = await readYaml("deploy/core/deployment.yaml", operator);
   const plugins = options.catalog.map((e) => e.plugin);
-  const examples = await readYaml("examples/seed.yaml");
   const { namespaced, cluster } = splitRules(plugins);
   const spec = structuredClone(deployment.spec) as {
     template: {
@@ -323,29 +432,27 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
     valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } },
   }];
   container.ports = [...container.ports ?? [], { name: "webhooks", containerPort: WEBHOOK_PORT }];
-  const webhooks = webhookDefinitions(options.catalog, deployment.metadata!.name!);
+  const webhooks = webhookDefinitions(options.catalog, deployment.metadata!.name!, operator);
   // OLM refuses a conversion webhook unless the operator is installed for all namespaces only:
   // the CRD, and so its conversion, is cluster-wide.
   const allNamespacesOnly = webhooks.some((w) =>
     (w as { type: string }).type === "ConversionWebhook"
   );
-  const kmm = "Kernel Module Management (KMM)";
   return {
     apiVersion: "operators.coreos.com/v1alpha1",
     kind: "ClusterServiceVersion",
     metadata: {
       name: `${PACKAGE}.v${options.version}`,
       annotations: {
-        "alm-examples": JSON.stringify(examples),
+        "alm-examples": JSON.stringify(listing.examples),
         capabilities: "Basic Install",
         categories: "OpenShift Optional",
         containerImage: options.image,
         createdAt: options.createdAt ?? new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-        description:
-          "Loads a kernel module on selected nodes through KMM and runs the pods that use its devices.",
-        "operatorframework.io/suggested-namespace": SUGGESTED_NAMESPACE,
-        repository: "https://github.com/ptemplate/ptemplate-operator",
-        support: "ptemplate-operator maintainers",
+        description: listing.summary,
+        "operatorframework.io/suggested-namespace": operator.namespace,
+        ...listing.repository ? { repository: listing.repository } : {},
+        support: `${operator.name} maintainers`,
         "features.operators.openshift.io/disconnected": "false",
         "features.operators.openshift.io/fips-compliant": "false",
         "features.operators.openshift.io/proxy-aware": "false",
@@ -357,25 +464,17 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
       labels: LABELS,
     },
     spec: {
-      displayName: "Ptemplate Operator",
-      description: [
-        "A Ptemplate describes a character device on a set of nodes: the operator asks",
-        `${kmm} to load the \`ptemplate_char_dev\` kernel module and its device plugin on the`,
-        "nodes its selector matches, and runs a consumer DaemonSet whose pods use the devices.",
-        "",
-        `**${kmm} is optional.** Without KMM's \`modules.kmm.sigs.x-k8s.io\` API the operator`,
-        "still runs the consumers and reports in each Ptemplate's status that KMM is missing;",
-        "install KMM from OperatorHub for the kernel module to be loaded.",
-      ].join("\n"),
+      displayName: listing.displayName,
+      description: listing.description,
       version: options.version,
       ...(options.replaces ? { replaces: `${PACKAGE}.v${options.replaces}` } : {}),
       minKubeVersion: MIN_KUBE_VERSION,
       maturity: "alpha",
-      provider: { name: "ptemplate-operator project" },
-      maintainers: [{ name: "ptemplate-operator maintainers", email: "maintainers@ptemplate.dev" }],
-      links: [{ name: "Source", url: "https://github.com/ptemplate/ptemplate-operator" }],
-      keywords: ["kernel module", "kmm", "device plugin", "character device"],
-      icon: [{ base64data: ICON, mediatype: "image/svg+xml" }],
+      provider: { name: `${operator.name} project` },
+      maintainers: listing.maintainers,
+      ...listing.repository ? { links: [{ name: "Source", url: listing.repository }] } : {},
+      keywords: listing.keywords,
+      icon: [{ base64data: listing.icon, mediatype: "image/svg+xml" }],
       installModes: [
         { type: "OwnNamespace", supported: !allNamespacesOnly },
         { type: "SingleNamespace", supported: !allNamespacesOnly },
@@ -389,12 +488,12 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
         spec: {
           deployments: [{ name: deployment.metadata!.name, label: LABELS, spec }],
           permissions: [{
-            serviceAccountName: SERVICE_ACCOUNT,
+            serviceAccountName: operator.name,
             rules: [...LEADER_ELECTION_RULES, ...namespaced],
           }],
           // Checking the callers of /metrics is cluster-scoped whatever the install mode.
           clusterPermissions: [{
-            serviceAccountName: SERVICE_ACCOUNT,
+            serviceAccountName: operator.name,
             rules: [...cluster, ...ACCESS_REVIEW_RULES],
           }],
         },

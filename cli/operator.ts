@@ -6,11 +6,13 @@
  * calls.
  */
 import { KubeconfigError } from "../kube/mod.ts";
+import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
 import type { Command, CommandContext } from "./command.ts";
 import {
   bundleCommand,
   crdsCommand,
   installCommand,
+  newCommand,
   rbacCommand,
   runCommand,
   scorecardCommand,
@@ -26,16 +28,23 @@ import {
   selectPlugins,
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
-import { VERSION } from "./version.ts";
+
+export type { CatalogEntry };
 
 /** What an own binary brings to the command line. */
 export interface OperatorOptions {
+  /**
+   * Who the binary is (`defineOperator({ name, domain, version })`); default ours,
+   * PTEMPLATE_OPERATOR. Every name it gives itself follows: help and version text, the RBAC
+   * `rbac` prints, the Lease, field managers, labels, annotations and finalizers on objects, the
+   * Event component, webhook names, the OLM package, the user agent.
+   */
+  operator?: OperatorIdentity;
   /**
    * The plugins this binary carries (their CRDs, whether each runs by default); default ours
    * (cli/plugin_catalog.ts). Every command works with these: run, crds, rbac, install, bundle.
    */
   catalog?: CatalogEntry[];
-  // An own binary's identity (its name, domain, Lease), issue 24, is to be given here too.
 }
 
 /** A command whose flags are known only when it is picked (the values are its own). */
@@ -53,6 +62,7 @@ const COMMANDS: Record<string, AnyCommand> = {
   bundle: bundleCommand,
   scorecard: scorecardCommand,
   version: versionCommand,
+  new: newCommand,
 };
 
 /**
@@ -62,10 +72,12 @@ const COMMANDS: Record<string, AnyCommand> = {
  * @example An own binary: the runtime's command line with one's own plugins.
  * ```ts ignore
  * import { runOperator } from "ptemplate-operator/cli/operator.ts";
+ * import { defineOperator } from "ptemplate-operator/mod.ts";
  * import { NOTE_CRD, notePlugin } from "./my_plugin.ts";
  *
  * if (import.meta.main) {
  *   runOperator(Deno.args, {
+ *     operator: defineOperator({ name: "note-operator", domain: "notes.example.com", version: "0.1.0" }),
  *     catalog: [{ plugin: notePlugin, crds: [NOTE_CRD], enabledByDefault: true }],
  *   }).then((code) => Deno.exit(code));
  * }
@@ -81,6 +93,7 @@ export async function runOperator(
   const name = named ?? "run";
   const rest = named ? args.slice(1) : args;
   if (rest[0] === "--") rest.shift();
+  const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const command = COMMANDS[name];
   if (!command) {
     console.error(
@@ -89,21 +102,24 @@ export async function runOperator(
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(named ? commandHelp(name, command) : help());
+    console.log(named ? commandHelp(operator, name, command) : help(operator, carriedOf(options)));
     return 0;
   }
-  const carried = options.catalog ?? builtInCatalog();
-  const context: CommandContext = {
+  const carried = carriedOf(options);
+  const context: Omit<CommandContext, "args"> = {
+    operator,
     catalog: async (values) => {
       const loaded = await loadPluginModules(values.plugin ?? []);
       return selectPlugins(withLoadedPlugins(carried, loaded), values.plugins);
     },
   };
   try {
-    const { values, positional } = parseFlags(rest, command.flags);
-    if (positional.length) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    const { values, positional } = parseFlags(rest, command.flags, operator);
+    if (positional.length && !command.args) {
+      throw new UsageError(`unexpected argument "${positional[0]}"`);
+    }
     // The values of the command's own flags, parsed by its own specs.
-    return await command.run(values as never, context);
+    return await command.run(values as never, { ...context, args: positional });
   } catch (error) {
     // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
     const misuse = error instanceof UsageError ||
@@ -111,39 +127,57 @@ export async function runOperator(
     const message = error instanceof Error ? error.message : String(error);
     console.error(
       `error: ${message.replaceAll("\n", " ")}${
-        misuse ? ` (see ptemplate-operator ${name} --help)` : ""
+        misuse ? ` (see ${operator.name} ${name} --help)` : ""
       }`,
     );
     return misuse ? 2 : 1;
   }
 }
 
-/** `ptemplate-operator <command> --help`: what it does, and its flags. */
-function commandHelp(name: string, command: AnyCommand): string {
-  return `ptemplate-operator ${name}: ${command.summary}\n\nFlags:\n${
-    describeFlags(command.flags) || "  (none)"
+/** The plugins the binary carries: its own catalog, or ours. */
+function carriedOf(options: OperatorOptions): CatalogEntry[] {
+  return options.catalog ?? builtInCatalog();
+}
+
+/** `<operator> <command> --help`: what it does, and its flags. */
+function commandHelp(operator: OperatorIdentity, name: string, command: AnyCommand): string {
+  const usage = command.args ? `\n\nUsage: ${operator.name} ${name} ${command.args} [flags]` : "";
+  return `${operator.name} ${name}: ${command.summary}${usage}\n\nFlags:\n${
+    describeFlags(command.flags, operator) || "  (none)"
   }\n`;
 }
 
-/** `ptemplate-operator --help`: the commands, the run flags, and examples. */
-function help(): string {
-  return `ptemplate-operator ${VERSION}: a Kubernetes operator for Ptemplate resources
+/** `<operator> --help`: the commands, the run flags, and examples with its own plugins. */
+function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
+  const { name } = operator;
+  const on = catalog.find((e) => e.enabledByDefault)?.plugin.name;
+  const off = catalog.find((e) => !e.enabledByDefault)?.plugin.name;
+  const examples: (readonly [string, string])[] = [
+    ["install", "add the CRDs to the current cluster"],
+    ["--kubeconfig ~/.kube/config", "run against it from a workstation"],
+    ["--namespace demo --log-format text --leader-elect", ""],
+    ["crds > crds.yaml", "review the CRDs before installing them"],
+    ["rbac", "the RBAC its plugins need, named after it"],
+    ...off ? [[`rbac --plugins +${off}`, "with a plugin that is off by default"]] as const : [],
+    ...on ? [[`--plugins -${on}`, `run without the ${on} plugin`]] as const : [],
+    ["run --help", "flags of one command"],
+  ];
+  const width = Math.max(...examples.map(([args]) => args.length)) + name.length + 4;
+  return `${name} ${operator.version}: ${operator.description}
 
-Usage: ptemplate-operator [command] [flags]
+Usage: ${name} [command] [flags]
 
 Commands:
 ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join("\n")}
 
 Run flags:
-${describeFlags(RUN)}
+${describeFlags(RUN, operator)}
 
 Examples:
-  ptemplate-operator install                        # add the Ptemplate CRD to the current cluster
-  ptemplate-operator --kubeconfig ~/.kube/config    # run against it from a workstation
-  ptemplate-operator --namespace demo --log-format text --leader-elect
-  ptemplate-operator crds > crds.yaml               # review the CRDs before installing them
-  ptemplate-operator rbac --plugins +guestbook      # the RBAC those plugins need
-  ptemplate-operator --plugins -kmm-module           # run without the KMM Module plugin
-  ptemplate-operator run --help                     # flags of one command
+${
+    examples.map(([args, why]) =>
+      why ? `  ${name} ${args}`.padEnd(width) + `# ${why}` : `  ${name} ${args}`
+    ).join("\n")
+  }
 `;
 }

@@ -1,25 +1,51 @@
-/** `ptemplate-operator rbac`: the RBAC objects the enabled plugins need, from their declarations. */
+/**
+ * `rbac`: the RBAC objects the enabled plugins need, from their declarations, named after the
+ * operator (its ServiceAccount, ClusterRole, Roles and bindings), so two operators never share one.
+ */
 import { Document, isScalar, visit } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
 import {
   ACCESS_REVIEW_RULES,
   LEADER_ELECTION_RULES,
+  type OperatorIdentity,
   type Plugin,
+  PTEMPLATE_OPERATOR,
   rbacRules,
 } from "../runtime/mod.ts";
 
-const NAME = "ptemplate-operator";
-const SERVICE_ACCOUNT = {
-  kind: "ServiceAccount",
-  name: NAME,
-  namespace: "ptemplate-operator-system",
-};
+/** The operator's ServiceAccount, in its namespace: what every binding names. */
+export function serviceAccountOf(
+  operator: OperatorIdentity,
+): { kind: "ServiceAccount"; name: string; namespace: string } {
+  return { kind: "ServiceAccount", name: operator.name, namespace: operator.namespace };
+}
 
 /** The names of the RBAC objects for /metrics: what the operator asks, and what readers get. */
-export const METRICS_ROLES = {
-  auth: `${NAME}-metrics-auth`,
-  reader: `${NAME}-metrics-reader`,
-} as const;
+export function metricsRoles(operator: OperatorIdentity): { auth: string; reader: string } {
+  return { auth: `${operator.name}-metrics-auth`, reader: `${operator.name}-metrics-reader` };
+}
+
+/** A role (cluster-wide, or in `namespace`) and its binding to the operator's ServiceAccount. */
+export function boundRole(
+  operator: OperatorIdentity,
+  kind: "ClusterRole" | "Role",
+  name: string,
+  rules: unknown[],
+  namespace?: string,
+): Unstructured[] {
+  const rbac = "rbac.authorization.k8s.io/v1";
+  const metadata = namespace ? { name, namespace } : { name };
+  return [
+    { apiVersion: rbac, kind, metadata, rules },
+    {
+      apiVersion: rbac,
+      kind: `${kind}Binding`,
+      metadata,
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name },
+      subjects: [serviceAccountOf(operator)],
+    },
+  ];
+}
 
 /**
  * A ClusterRole for a cluster-wide operator, or a Role in each of `namespaces` for one confined
@@ -29,41 +55,25 @@ export const METRICS_ROLES = {
  */
 export function rbacManifests(
   plugins: Plugin[],
-  options: { namespaces?: string[]; webhooks?: boolean } = {},
+  options: { operator?: OperatorIdentity; namespaces?: string[]; webhooks?: boolean } = {},
 ): Unstructured[] {
-  const bound = (
-    kind: "ClusterRole" | "Role",
-    name: string,
-    rules: unknown[],
-    namespace?: string,
-  ): Unstructured[] => {
-    const rbac = "rbac.authorization.k8s.io/v1";
-    const metadata = namespace ? { name, namespace } : { name };
-    return [
-      { apiVersion: rbac, kind, metadata, rules },
-      {
-        apiVersion: rbac,
-        kind: `${kind}Binding`,
-        metadata,
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name },
-        subjects: [SERVICE_ACCOUNT],
-      },
-    ];
-  };
+  const operator = options.operator ?? PTEMPLATE_OPERATOR;
+  const bound = (kind: "ClusterRole" | "Role", name: string, rules: unknown[], ns?: string) =>
+    boundRole(operator, kind, name, rules, ns);
   const leaderElection = bound(
     "Role",
-    `${NAME}-leader-election`,
+    `${operator.name}-leader-election`,
     LEADER_ELECTION_RULES,
-    SERVICE_ACCOUNT.namespace,
+    operator.namespace,
   );
-  const metricsAuth = bound("ClusterRole", METRICS_ROLES.auth, ACCESS_REVIEW_RULES);
+  const metricsAuth = bound("ClusterRole", metricsRoles(operator).auth, ACCESS_REVIEW_RULES);
   if (!options.namespaces?.length) {
     const rules = rbacRules(plugins, { webhooks: options.webhooks });
-    return [...bound("ClusterRole", NAME, rules), ...leaderElection, ...metricsAuth];
+    return [...bound("ClusterRole", operator.name, rules), ...leaderElection, ...metricsAuth];
   }
   const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
   return [
-    ...options.namespaces.flatMap((namespace) => bound("Role", NAME, rules, namespace)),
+    ...options.namespaces.flatMap((namespace) => bound("Role", operator.name, rules, namespace)),
     ...leaderElection,
     ...metricsAuth,
   ];

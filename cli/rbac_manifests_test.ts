@@ -1,9 +1,16 @@
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
 import { type Unstructured } from "../kube/mod.ts";
-import { grantsOf, LEADER_ELECTION_RULES, type PolicyRule, rbacRules } from "../runtime/mod.ts";
+import {
+  defineOperator,
+  grantsOf,
+  LEADER_ELECTION_RULES,
+  type PolicyRule,
+  PTEMPLATE_OPERATOR,
+  rbacRules,
+} from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
-import { METRICS_ROLES, rbacManifests, rbacYaml } from "./rbac_manifests.ts";
+import { metricsRoles, rbacManifests, rbacYaml } from "./rbac_manifests.ts";
 import { METRICS_READER_RULES } from "../runtime/observe/mod.ts";
 
 const read = async (path: string) =>
@@ -11,6 +18,7 @@ const read = async (path: string) =>
     .map((d) => d.toJSON() as Unstructured);
 const defaults = () => selectPlugins(builtInCatalog(), undefined).map((e) => e.plugin);
 const rulesOf = (o: Unstructured) => o.rules as PolicyRule[];
+const METRICS_ROLES = metricsRoles(PTEMPLATE_OPERATOR);
 
 /** The objects, their rules compared as grants however they are grouped. */
 const comparable = (objects: Unstructured[]) =>
@@ -84,4 +92,27 @@ Deno.test("rbac --webhooks adds what admission reads, and only then", () => {
     const [group, resource, verb] = g.split(" ");
     return { apiGroups: [group], resources: [resource], verbs: [verb as "get"] };
   })));
+});
+
+Deno.test("another operator's RBAC is all its own: names, namespace, ServiceAccount", () => {
+  const backup = defineOperator({
+    name: "backup-operator",
+    domain: "example.com",
+    version: "0.1.0",
+  });
+  for (const namespaces of [undefined, ["team-a"]]) {
+    const ours = rbacManifests(defaults(), { namespaces });
+    const theirs = rbacManifests(defaults(), { operator: backup, namespaces });
+    const names = (objects: Unstructured[]) =>
+      objects.map((o) => `${o.kind} ${o.metadata?.namespace ?? ""}/${o.metadata?.name}`);
+    // Nothing in common: applying one never changes the other's objects.
+    expect(names(theirs).filter((n) => names(ours).includes(n))).toEqual([]);
+    expect(names(theirs).every((n) => n.includes("backup-operator") || n.includes("team-a/")))
+      .toBe(true);
+    for (const binding of theirs.filter((o) => o.kind?.endsWith("Binding"))) {
+      expect(binding.subjects).toEqual([
+        { kind: "ServiceAccount", name: "backup-operator", namespace: "backup-operator-system" },
+      ]);
+    }
+  }
 });

@@ -1,5 +1,5 @@
 /** This build's version, from deno.json (what `version` prints and the bundle defaults to). */
-import denoJson from "../deno.json" with { type: "json" };
+import { PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
 
-/** `deno.json`'s version. */
-export const VERSION: string = denoJson.version;
+/** `deno.json`'s version: our identity's. */
+export const VERSION: string = PTEMPLATE_OPERATOR.version;

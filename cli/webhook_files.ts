@@ -6,27 +6,25 @@
 import { stringify } from "yaml";
 import { emptyValuePolicy } from "../kube/mod.ts";
 import type { Unstructured } from "../mod.ts";
-import { rbacRules, selfManagedCertificateRules } from "../runtime/mod.ts";
+import { PTEMPLATE_OPERATOR, rbacRules, selfManagedCertificateRules } from "../runtime/mod.ts";
+import { boundRole } from "./rbac_manifests.ts";
 import {
   builtInCatalog,
   conversionCrdNames,
   crdsWithConversion,
   selectPlugins,
 } from "./plugin_catalog.ts";
-import { WEBHOOK_NAMES, webhookConfigurations } from "./webhook_manifests.ts";
+import { webhookConfigurations, webhookNames } from "./webhook_manifests.ts";
 
-/** The Service the API server calls (see WEBHOOK_NAMES). */
-export const WEBHOOK_SERVICE = WEBHOOK_NAMES.service;
-const NAMESPACE = "ptemplate-operator-system";
+/** Ours: deploy/webhooks/ installs ptemplate-operator. */
+const OPERATOR = PTEMPLATE_OPERATOR;
+const NAMES = webhookNames(OPERATOR);
+/** The Service the API server calls (see webhookNames). */
+export const WEBHOOK_SERVICE = NAMES.service;
+const NAMESPACE = OPERATOR.namespace;
 /** Where cert-manager's CA injector looks for the Certificate whose CA it puts into a caBundle. */
 export const INJECT_CA_FROM = "cert-manager.io/inject-ca-from";
-const CERTIFICATE = `${NAMESPACE}/${WEBHOOK_NAMES.certificate}`;
-const SERVICE_ACCOUNT = {
-  kind: "ServiceAccount",
-  name: "ptemplate-operator",
-  namespace: NAMESPACE,
-};
-const RBAC = "rbac.authorization.k8s.io/v1";
+const CERTIFICATE = `${NAMESPACE}/${NAMES.certificate}`;
 
 function bound(
   kind: "ClusterRole" | "Role",
@@ -34,17 +32,7 @@ function bound(
   rules: unknown[],
   namespace?: string,
 ): Unstructured[] {
-  const metadata = namespace ? { name, namespace } : { name };
-  return [
-    { apiVersion: RBAC, kind, metadata, rules },
-    {
-      apiVersion: RBAC,
-      kind: `${kind}Binding`,
-      metadata,
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name },
-      subjects: [SERVICE_ACCOUNT],
-    },
-  ];
+  return boundRole(OPERATOR, kind, name, rules, namespace);
 }
 
 /** A CRD and the admission policy that refuses empty map values under client-side apply. */
@@ -60,8 +48,8 @@ export function webhookFiles(): { path: string; text: string }[] {
     service: { namespace: NAMESPACE, name: WEBHOOK_SERVICE, path },
   });
   const selfManaged = selfManagedCertificateRules({
-    secretName: WEBHOOK_NAMES.secret,
-    webhookConfiguration: WEBHOOK_NAMES.configuration,
+    secretName: NAMES.secret,
+    webhookConfiguration: NAMES.configuration,
     crds: conversionCrdNames(catalog),
   });
   const names = new Set(conversionCrdNames(catalog));
@@ -74,7 +62,7 @@ export function webhookFiles(): { path: string; text: string }[] {
   return [
     {
       path: "common/webhook_configurations.yaml",
-      text: yaml(webhookConfigurations(plugins, service)),
+      text: yaml(webhookConfigurations(plugins, service, OPERATOR)),
     },
     // Each CRD with its conversion webhook, once per certificate mode: the operator keeps the
     // caBundle of the self-managed one; cert-manager's CA injector fills in the other's, from
@@ -94,7 +82,7 @@ export function webhookFiles(): { path: string; text: string }[] {
       text: yaml(
         bound(
           "ClusterRole",
-          "ptemplate-operator-admission",
+          `${OPERATOR.name}-admission`,
           rbacRules(plugins, { webhooks: "only" }),
         ),
       ),
@@ -102,8 +90,8 @@ export function webhookFiles(): { path: string; text: string }[] {
     {
       path: "self-managed/rbac.yaml",
       text: yaml([
-        ...bound("Role", "ptemplate-operator-webhook-cert", selfManaged.namespaced, NAMESPACE),
-        ...bound("ClusterRole", "ptemplate-operator-webhook-cabundle", selfManaged.cluster),
+        ...bound("Role", `${OPERATOR.name}-webhook-cert`, selfManaged.namespaced, NAMESPACE),
+        ...bound("ClusterRole", `${OPERATOR.name}-webhook-cabundle`, selfManaged.cluster),
       ]),
     },
   ].map((f) => ({ ...f, path: `deploy/webhooks/${f.path}` }));

@@ -5,28 +5,39 @@
  * the cluster's writes (the schema and CEL still refuse what is invalid without us).
  */
 import type { Plugin, Unstructured } from "../mod.ts";
-import { webhookPaths } from "../runtime/mod.ts";
+import { type OperatorIdentity, PTEMPLATE_OPERATOR, webhookPaths } from "../runtime/mod.ts";
 
 /**
- * The names webhooks are deployed under, shared by the manifests, their RBAC and the
- * self-managed certificates (whose Secret name does not follow `--webhook-service`, so the
- * generated RBAC always names it).
+ * The names the operator's webhooks are deployed under, shared by the manifests, their RBAC and
+ * the self-managed certificates (whose Secret name does not follow `--webhook-service`, so the
+ * generated RBAC always names it). Ours: `ptemplate-operator`, `ptemplate-operator-webhook`, ….
  */
-export const WEBHOOK_NAMES = {
-  configuration: "ptemplate-operator",
-  service: "ptemplate-operator-webhook",
-  secret: "ptemplate-operator-webhook-cert",
-  /** cert-manager's Certificate (deploy/webhooks/cert-manager/certificate.yaml). */
-  certificate: "ptemplate-operator-webhook",
-} as const;
+export function webhookNames(operator: OperatorIdentity): {
+  configuration: string;
+  service: string;
+  secret: string;
+  certificate: string;
+} {
+  const name = operator.name;
+  return {
+    configuration: name,
+    service: `${name}-webhook`,
+    secret: `${name}-webhook-cert`,
+    /** cert-manager's Certificate (deploy/webhooks/cert-manager/certificate.yaml). */
+    certificate: `${name}-webhook`,
+  };
+}
 
 /** Where the API server reaches a path of ours: a Service, or a URL (loopback, tests). */
 export type ClientConfigFor = (path: string) => Record<string, unknown>;
 
+/** The operator's webhook configurations (named after it) for the plugins' admission. */
 export function webhookConfigurations(
   plugins: Plugin[],
   clientConfig: ClientConfigFor,
+  operator: OperatorIdentity = PTEMPLATE_OPERATOR,
 ): Unstructured[] {
+  const { configuration } = webhookNames(operator);
   const hook = (plugin: Plugin, path: string, suffix: string) => ({
     name: `${plugin.name}.${suffix}.${plugin.for.group || "core"}`,
     clientConfig: clientConfig(path),
@@ -56,7 +67,7 @@ export function webhookConfigurations(
       ? [{
         apiVersion: api,
         kind: "ValidatingWebhookConfiguration",
-        metadata: { name: WEBHOOK_NAMES.configuration },
+        metadata: { name: configuration },
         webhooks: validating,
       }]
       : []),
@@ -64,7 +75,7 @@ export function webhookConfigurations(
       ? [{
         apiVersion: api,
         kind: "MutatingWebhookConfiguration",
-        metadata: { name: WEBHOOK_NAMES.configuration },
+        metadata: { name: configuration },
         webhooks: mutating,
       }]
       : []),

@@ -29,19 +29,17 @@ import {
   controllerChecks,
   ControllerMetrics,
   controllerOf,
-  SHARD_BUCKET_LABEL,
-  SHARD_COUNT_ANNOTATION,
-  SHARD_RING_LABEL,
   WriteLoopGuard,
   type WriteLoopGuardOptions,
 } from "./reconcile/mod.ts";
 import { defaultIdentity, LeaderElector, leaderGauge, type StopReason } from "./leader/mod.ts";
 import { InformerPool, type KindSharding, type Projection, resourceId } from "./cache/mod.ts";
-import { ShardRing } from "./shards/mod.ts";
+import { shardNames, ShardRing } from "./shards/mod.ts";
 import { bucketLabel, bucketOf } from "../kube/shard_range.ts";
 import type { Resource } from "../kube/resource.ts";
 import { StartupError } from "../util/startup_error.ts";
 import { declaredReads, MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
+import { fieldManagerOf, type OperatorIdentity, PTEMPLATE_OPERATOR } from "./identity/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
 /** What a manager runs, where it serves, and how it behaves on a bad day. */
@@ -50,6 +48,14 @@ export interface ManagerOptions {
   client: KubeClient;
   /** The plugins to run; names must be unique. */
   plugins: Plugin[];
+  /**
+   * Whose runtime this is (see `defineOperator`): the names it gives itself in the cluster (field
+   * managers, its labels, annotations and default finalizers on objects, the Event component,
+   * the default Lease). Default ours, PTEMPLATE_OPERATOR. Two operators in one cluster need two
+   * identities, or they write each other's children and share a Lease; changing it for a
+   * running operator makes its children look like someone else's (rewritten once each).
+   */
+  operator?: OperatorIdentity;
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
   /**
@@ -58,7 +64,8 @@ export interface ManagerOptions {
    */
   leaderElection?: false | {
     namespace: string;
-    name: string;
+    /** The Lease; default the operator's, `<name>.<domain>` (OperatorIdentity.leaseName). */
+    name?: string;
     identity?: string;
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
@@ -85,7 +92,11 @@ export interface ManagerOptions {
    * `certificate` (asked again every few seconds), or is made at start and signed by itself.
    * Without this, plain HTTP to anyone who reaches the port: keep that to loopback.
    */
-  secureMetrics?: { certificate?: () => Promise<ServingCertificate | undefined> };
+  secureMetrics?: {
+    certificate?: () => Promise<ServingCertificate | undefined>;
+    /** The ClusterRole a refused caller is told to be bound to (`rbac` prints it). */
+    readerRole?: string;
+  };
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -134,8 +145,6 @@ export interface ManagerOptions {
    * reading `undefined` from a cache that did not keep it: for tests (`runManager` turns it on).
    */
   strictReads?: boolean;
-  /** The component name in Events; default `ptemplate-operator`. */
-  component?: string;
   /** Where metrics go; default a new one (served at `/metrics`). */
   registry?: Registry;
   /** The manager's own logger; default category `manager`. */
@@ -177,6 +186,8 @@ export class Manager {
    */
   readonly controllers: Controller<KubeObject>[];
   readonly #options: ManagerOptions;
+  /** Whose runtime this is (the option, or ours). */
+  readonly operator: OperatorIdentity;
   readonly #log: Logger;
   readonly #events: KubeEventRecorder;
   readonly #elector?: LeaderElector;
@@ -188,6 +199,8 @@ export class Manager {
   /** Checks the options and builds the controllers; nothing starts until `run`. */
   constructor(options: ManagerOptions) {
     this.#options = options;
+    const operator = this.operator = options.operator ?? PTEMPLATE_OPERATOR;
+    const ring = shardNames(operator);
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
@@ -199,9 +212,19 @@ export class Manager {
       );
     }
     const names = new Set<string>();
+    const managers = new Set<string>();
     for (const plugin of options.plugins) {
       if (names.has(plugin.name)) throw new TypeError(`two plugins are named "${plugin.name}"`);
       names.add(plugin.name);
+      const manager = fieldManagerOf(operator, plugin.name);
+      // The API server refuses longer field managers, on every write.
+      if (manager.length > 128) {
+        throw new TypeError(
+          `plugin ${plugin.name}: its field manager "${manager}" is longer than the API server's ` +
+            "128 characters; shorten the plugin's or the operator's name",
+        );
+      }
+      managers.add(manager);
     }
     const { leaderElection, shards } = options;
     if (shards !== undefined && !leaderElection) {
@@ -213,12 +236,12 @@ export class Manager {
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
       children: {
         resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
-        managers: names,
+        managers,
       },
       projection: projections(options.plugins),
       sharding: shards === undefined ? undefined : {
         count: shards,
-        kind: kindSharding(options.plugins),
+        kind: kindSharding(options.plugins, ring.bucketLabel),
         serverSelects: () => this.#ring?.serverSelects ?? false,
       },
     });
@@ -227,10 +250,10 @@ export class Manager {
       this.#ring = new ShardRing({
         client: options.client.urgent(),
         namespace: leaderElection.namespace,
-        name: leaderElection.name,
+        name: leaderElection.name ?? operator.leaseName,
         identity: leaderElection.identity ?? defaultIdentity(),
         count: shards,
-        names: { ringLabel: SHARD_RING_LABEL, countAnnotation: SHARD_COUNT_ANNOTATION },
+        names: ring,
         leaseDurationMs: leaderElection.leaseDurationMs,
         renewDeadlineMs: leaderElection.renewDeadlineMs,
         retryPeriodMs: leaderElection.retryPeriodMs,
@@ -246,6 +269,7 @@ export class Manager {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.
       this.#elector = new LeaderElector(options.client.urgent(), {
         ...options.leaderElection,
+        name: options.leaderElection.name ?? operator.leaseName,
         identity: options.leaderElection.identity ?? defaultIdentity(),
         log: rootLog("leader-election"),
         gauge: leaderGauge(this.registry),
@@ -258,7 +282,7 @@ export class Manager {
     const fence = this.#elector?.fence ?? this.#ring?.anyFence;
     const client = fence ? options.client.fenced(fence) : options.client;
     this.#events = new KubeEventRecorder(client, {
-      component: options.component ?? "ptemplate-operator",
+      component: operator.name,
       log: rootLog("events"),
     });
     const metrics = new ControllerMetrics(this.registry);
@@ -267,10 +291,11 @@ export class Manager {
     this.controllers = options.plugins.map((plugin) =>
       // The informer hands each plugin objects of the kind it declared in `for`.
       new Controller(plugin, {
+        operator,
         client: this.#ring ? options.client : client,
         claims: this.#ring,
         childLabels: this.#ring && ((parent) => ({
-          [SHARD_BUCKET_LABEL]: bucketLabel(bucketOf(parent.metadata?.uid ?? "")),
+          [ring.bucketLabel]: bucketLabel(bucketOf(parent.metadata?.uid ?? "")),
         })),
         pool: this.pool,
         strictReads: options.strictReads,
@@ -355,7 +380,7 @@ export class Manager {
     return {
       client: (purpose, rateLimit) => {
         const client = new KubeClient(this.#options.client.transport.config, {
-          userAgent: `${this.#options.component ?? "ptemplate-operator"}/${purpose}`,
+          userAgent: `${this.operator.name}/${purpose}`,
           rateLimit,
           maxRetries: 0,
         });
@@ -412,7 +437,10 @@ export class Manager {
       const reviewer = secureMetrics
         ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
         : undefined;
-      const routes = [metricsRoute(this.registry, reviewer), ...shared ? probes.routes() : []];
+      const routes = [
+        metricsRoute(this.registry, reviewer, { readerRole: secureMetrics?.readerRole }),
+        ...shared ? probes.routes() : [],
+      ];
       const tls = secureMetrics && {
         certificate: secureMetrics.certificate ??
           selfSignedCertificate({
@@ -581,6 +609,7 @@ export class Manager {
  */
 function kindSharding(
   plugins: readonly Plugin[],
+  bucketLabel: string,
 ): (resource: Resource) => KindSharding | undefined {
   const parents = new Set(plugins.map((p) => resourceId(p.for)));
   const children = new Set(
@@ -597,7 +626,7 @@ function kindSharding(
     const id = resourceId(resource);
     if (parents.has(id)) return children.has(id) ? undefined : { by: "uid" };
     if (children.has(id)) {
-      return { by: "controller", label: SHARD_BUCKET_LABEL, key: (o) => controllerOf(o)?.uid };
+      return { by: "controller", label: bucketLabel, key: (o) => controllerOf(o)?.uid };
     }
     const key = keys.get(id);
     return key && !unkeyed.has(id) ? { by: "key", key } : undefined;

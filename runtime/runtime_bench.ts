@@ -7,6 +7,7 @@ import { CONFIG_MAP } from "../kube/kinds.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { childUpToDate, foreignFields, stampChild, WorkQueue } from "./reconcile/mod.ts";
 import { Store } from "./cache/mod.ts";
+import { PTEMPLATE_OPERATOR } from "./identity/mod.ts";
 
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `ns-${i % 50}/object-${i}`);
 
@@ -79,7 +80,7 @@ const child = {
     },
   },
 };
-const stamped = await stampChild(child, parent, "consumer-daemonset");
+const stamped = await stampChild(child, parent, "consumer-daemonset", PTEMPLATE_OPERATOR);
 // As the cache holds a converged child: our entry and the DaemonSet controller's, field sets dropped.
 const cached = structuredClone(stamped);
 cached.metadata.managedFields = [
@@ -96,12 +97,15 @@ Deno.bench(
 );
 
 Deno.bench({ name: "childUpToDate on a DaemonSet", group: "up-to-date" }, () => {
-  if (!childUpToDate(stamped, cached)) throw new Error("unexpected");
+  if (!childUpToDate(stamped, cached, PTEMPLATE_OPERATOR)) throw new Error("unexpected");
 });
 
 const ours = new Set(["consumer-daemonset"]);
 Deno.bench({ name: "childUpToDate and foreignFields on a DaemonSet", group: "up-to-date" }, () => {
-  if (!childUpToDate(stamped, cached) || foreignFields(cached, stamped, { ours }).length) {
+  if (
+    !childUpToDate(stamped, cached, PTEMPLATE_OPERATOR) ||
+    foreignFields(cached, stamped, { ours }).length
+  ) {
     throw new Error("unexpected");
   }
 });

@@ -3,6 +3,8 @@
  * from the pinned Go modules in `testing/toolchain/` into that cache.
  */
 
+import { readAsset } from "./asset.ts";
+
 /** The pinned versions; the Go modules in `testing/toolchain/` must agree (a test checks). */
 export const KUBERNETES_VERSION = "v1.36.3";
 export const ETCD_VERSION = "v3.6.8";
@@ -27,13 +29,15 @@ export type BinaryName = ControlPlaneBinary | "promlint" | "olm-validate";
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<ControlPlaneBinary, string>;
 
-interface Toolchain {
+export interface Toolchain {
   /** Folder under `testing/toolchain/`. */
   module: string;
   version: string;
   /** Binary name → Go package that builds it. */
   packages: Partial<Record<BinaryName, string>>;
   ldflags: string;
+  /** The module's own Go files besides go.mod and go.sum (a `main.go`); a test keeps it true. */
+  sources?: string[];
 }
 
 function kubeVersionFlags(): string {
@@ -52,7 +56,7 @@ function kubeVersionFlags(): string {
     .join(" ");
 }
 
-const TOOLCHAINS: Toolchain[] = [
+export const TOOLCHAINS: readonly Toolchain[] = [
   {
     module: "etcd",
     version: ETCD_VERSION,
@@ -83,6 +87,7 @@ const TOOLCHAINS: Toolchain[] = [
     version: PROMETHEUS_CLIENT_VERSION,
     packages: { promlint: "." },
     ldflags: "-s -w",
+    sources: ["main.go"],
   },
   {
     // Not part of the control plane: operator-framework's bundle validators, for our OLM bundle.
@@ -90,6 +95,7 @@ const TOOLCHAINS: Toolchain[] = [
     version: OPERATOR_FRAMEWORK_API_VERSION,
     packages: { "olm-validate": "." },
     ldflags: "-s -w",
+    sources: ["main.go"],
   },
 ];
 
@@ -111,18 +117,20 @@ function exists(path: string): boolean {
   }
 }
 
+/** A toolchain module's files, by name: go.mod, go.sum and its own sources. */
+async function moduleFiles(toolchain: Toolchain): Promise<[string, string][]> {
+  const dir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR);
+  const names = ["go.mod", "go.sum", ...[...toolchain.sources ?? []].sort()];
+  return await Promise.all(
+    names.map(async (name) => [name, await readAsset(new URL(name, dir))] as [string, string]),
+  );
+}
+
 /** Where a toolchain's binaries live in the cache: keyed by version and its go.mod/go.sum. */
 async function cacheFolder(toolchain: Toolchain): Promise<string> {
-  const dir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR);
   // Our own Go sources (a module's main.go) count too, not only what it requires.
-  const sources: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    if (entry.isFile && entry.name.endsWith(".go")) sources.push(entry.name);
-  }
   const inputs = [
-    await Deno.readTextFile(new URL("go.mod", dir)),
-    await Deno.readTextFile(new URL("go.sum", dir)),
-    ...await Promise.all(sources.sort().map((name) => Deno.readTextFile(new URL(name, dir)))),
+    ...(await moduleFiles(toolchain)).map(([, text]) => text),
     toolchain.ldflags,
   ].join("\0");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inputs));
@@ -206,10 +214,20 @@ async function build(
   folder: string,
   progress: (line: string) => void,
 ): Promise<void> {
-  const moduleDir = new URL(`${toolchain.module}/`, TOOLCHAIN_DIR).pathname;
   const names = Object.keys(toolchain.packages);
   const staging = `${folder}.tmp-${Deno.pid}`;
   await Deno.mkdir(staging, { recursive: true });
+  // A harness imported from a release URL builds from a copy of the module's files.
+  const local = TOOLCHAIN_DIR.protocol === "file:";
+  const moduleDir = local
+    ? new URL(`${toolchain.module}/`, TOOLCHAIN_DIR).pathname
+    : `${staging}.src`;
+  if (!local) {
+    await Deno.mkdir(moduleDir, { recursive: true });
+    for (const [name, text] of await moduleFiles(toolchain)) {
+      await Deno.writeTextFile(`${moduleDir}/${name}`, text);
+    }
+  }
   const env = { GOTOOLCHAIN: "local", CGO_ENABLED: "0", GOFLAGS: "-mod=readonly" };
   const started = Date.now();
   try {
@@ -258,6 +276,8 @@ async function build(
   } catch (error) {
     await Deno.remove(staging, { recursive: true }).catch(() => {});
     throw error;
+  } finally {
+    if (!local) await Deno.remove(moduleDir, { recursive: true }).catch(() => {});
   }
 }
 

@@ -5,6 +5,7 @@ import {
   KWOK_VERSION,
   OPERATOR_FRAMEWORK_API_VERSION,
   PROMETHEUS_CLIENT_VERSION,
+  TOOLCHAINS,
 } from "./binaries.ts";
 
 const goMod = (module: string) =>
@@ -25,4 +26,19 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   const replaces = [...goMod("kube").matchAll(/^\s+(k8s\.io\/\S+) => \S+ (\S+)$/gm)];
   expect(replaces.length).toBeGreaterThanOrEqual(30);
   for (const [, , version] of replaces) expect(version).toBe(staging);
+});
+
+Deno.test("each toolchain lists its own Go sources: they key the cache and are copied to build", async () => {
+  for (const toolchain of TOOLCHAINS) {
+    const onDisk: string[] = [];
+    for await (
+      const entry of Deno.readDir(new URL(`./toolchain/${toolchain.module}/`, import.meta.url))
+    ) {
+      if (entry.isFile && entry.name.endsWith(".go")) onDisk.push(entry.name);
+    }
+    expect({ module: toolchain.module, sources: [...toolchain.sources ?? []].sort() }).toEqual({
+      module: toolchain.module,
+      sources: onDisk.sort(),
+    });
+  }
 });

@@ -2,6 +2,7 @@
  * A real Kubernetes control plane for tests (our envtest): etcd and kube-apiserver with RBAC on,
  * and on request kube-controller-manager, kube-scheduler and kwok, all on loopback.
  */
+import { assetPath } from "./asset.ts";
 import { parseAllDocuments } from "yaml";
 import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -291,7 +292,7 @@ export class ControlPlane {
       if (options.kwok) {
         plane.#spawn("kwok", binaries.kwok, [
           ...admin,
-          `--config=${new URL(STAGES).pathname}`,
+          `--config=${await assetPath(STAGES, `${dir}/kwok_stages.yaml`)}`,
           "--manage-all-nodes=false",
           `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
           "--server-address=",

@@ -16,6 +16,7 @@ import {
   guestbookPlugin,
 } from "../plugins/guestbook/mod.ts";
 import { finalizerOf } from "../runtime/reconcile/mod.ts";
+import { PTEMPLATE_OPERATOR } from "../runtime/identity/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";
@@ -23,7 +24,7 @@ import { sleep } from "../util/sleep.ts";
 import { runDocumented } from "./fixtures/documented_commands.ts";
 
 const NS = "fin";
-const FINALIZER = finalizerOf(guestbookPlugin);
+const FINALIZER = finalizerOf(guestbookPlugin, PTEMPLATE_OPERATOR);
 /** The finalizer 0.2 put on guests (its default domain was another). */
 const FINALIZER_0_2 = "operator.pt.example.com/guestbook";
 

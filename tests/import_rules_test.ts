@@ -14,21 +14,25 @@ import { expect } from "expect";
  * the API declares. The manager and `runtime/mod.ts` sit on top and may use every room.
  */
 export const ROOMS: { room: string; uses: string[] }[] = [
+  { room: "identity", uses: [] },
   { room: "observe", uses: [] },
   { room: "cache", uses: ["observe"] },
   { room: "leader", uses: ["observe"] },
   { room: "shards", uses: ["observe", "cache", "leader"] },
   { room: "plugin", uses: ["observe", "cache"] },
-  { room: "reconcile", uses: ["observe", "cache", "plugin"] },
+  { room: "reconcile", uses: ["identity", "observe", "cache", "plugin"] },
   { room: "webhooks", uses: ["observe", "cache", "plugin"] },
   { room: "certificates", uses: ["observe"] },
 ];
 
-/** The top folders, and which of them each may import (besides itself). */
+/**
+ * The top folders, and which of them each may import (besides itself); the runtime reads its own
+ * version from deno.json (our identity, runtime/identity/).
+ */
 const FOLDERS: Record<string, string[]> = {
   util: [],
   kube: ["util"],
-  runtime: ["util", "kube"],
+  runtime: ["util", "kube", "deno.json"],
 };
 
 /** One import: the importing file and the file it names, both relative to the repository. */

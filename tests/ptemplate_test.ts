@@ -14,6 +14,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { EDGE_PTEMPLATES, HARMFUL_PTEMPLATES } from "./fixtures/harmful_ptemplates.ts";
 import { INVALID_PTEMPLATES, type InvalidPtemplate } from "./fixtures/invalid_ptemplates.ts";
+import { kubectlCacheEnv } from "./fixtures/kubectl.ts";
 
 const PTEMPLATE_CRD_FILE = new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url);
 const WORKER = { "node-role.kubernetes.io/worker": "worker" };
@@ -112,6 +113,7 @@ await integrationTest("ptemplate operator end to end", {
         await admin.create(NAMESPACE, { metadata: { name: "verbatim" } });
         const kubectl = (...args: string[]) =>
           new Deno.Command(plane.binaries.kubectl, {
+            env: kubectlCacheEnv(plane.adminKubeconfigPath),
             args: ["--kubeconfig", plane.adminKubeconfigPath, "-n", "verbatim", ...args],
           }).output().then((out) => ({
             success: out.success,
@@ -144,6 +146,7 @@ await integrationTest("ptemplate operator end to end", {
           const file = `${dir}/pt.yaml`;
           await Deno.writeTextFile(file, manifest);
           const out = await new Deno.Command(plane.binaries.kubectl, {
+            env: kubectlCacheEnv(plane.adminKubeconfigPath),
             args: [
               "--kubeconfig",
               plane.adminKubeconfigPath,

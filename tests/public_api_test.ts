@@ -28,6 +28,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "NETWORK_POLICY",
     "NODE",
     "POD",
+    "PTEMPLATE_OPERATOR",
     "PermanentError",
     "ROLE",
     "ROLE_BINDING",
@@ -42,6 +43,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "controllerOf",
     "controllerReference",
     "customResourceDefinition",
+    "defineOperator",
     "definePlugin",
     "generationChanged",
     "isApiError",
@@ -75,6 +77,7 @@ Deno.test("the API's main functions each carry an example, and every example run
     "kube/object_ref.ts",
     "kube/custom_resource_definition.ts",
     "testing/reconcile_once.ts",
+    "runtime/identity/operator_identity.ts",
   ];
   const examples = files.flatMap((file) => [
     ...read(file).matchAll(/@example[^\n]*\n \* ```ts\n([\s\S]*?) \* ```/g),
@@ -95,6 +98,7 @@ Deno.test("the API's main functions each carry an example, and every example run
       "reads",
       "reconcileOnce",
       "refTo",
+      "defineOperator",
     ]
   ) {
     expect({ name, shown: examples.some((code) => code.includes(`${name}(`)) })

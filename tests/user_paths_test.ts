@@ -20,10 +20,10 @@ import {
   startCommand,
   startDocumented,
 } from "./fixtures/documented_commands.ts";
+import { freshClone } from "./fixtures/fresh_clone.ts";
 import { kubectl } from "./fixtures/kubectl.ts";
 import { permissionFlags } from "./fixtures/operator_command.ts";
 
-const repo = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 const TASKS = [
   "test",
   "check",
@@ -35,27 +35,11 @@ const TASKS = [
   "start",
   "compile",
   "bundle",
+  "new",
   "bench",
   "bench:scale",
   "bench:latency",
 ];
-
-/** `git clone` of this checkout's HEAD, as a newcomer gets it. */
-async function freshClone(): Promise<{ dir: string; clone: string }> {
-  const git = async (cwd: string, ...args: string[]) => {
-    const out = await new Deno.Command("git", { args, cwd, stdin: "null" }).output();
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    if (!out.success) throw new Error(`git ${args.join(" ")}: ${text}`);
-    return text.trim();
-  };
-  if (await git(repo, "status", "--porcelain", "--untracked-files=no")) {
-    console.error("user paths: uncommitted changes are not part of the clone; HEAD is tested");
-  }
-  const dir = await Deno.makeTempDir({ prefix: "ptemplate-user-" });
-  const clone = `${dir}/ptemplate-operator`;
-  await git(dir, "clone", "--quiet", "--no-hardlinks", repo, clone);
-  return { dir, clone };
-}
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
 async function inClone(clone: string, words: string[], env: Record<string, string> = {}) {
@@ -213,6 +197,7 @@ await binariesTest(
           "bundle",
           "scorecard",
           "version",
+          "new",
         ]);
         await t.step("each says what its flags do, and offers none it ignores", async () => {
           for (const command of commands) {
@@ -240,15 +225,33 @@ await binariesTest(
           const scorecard = ok(await binary("scorecard"));
           expect(scorecard.stdout).not.toContain("FAIL");
         });
-        await t.step("bundle without write permission says which it needs", async () => {
-          const refused = await binary("bundle");
-          expect(refused.code).toBe(1);
-          expect(refused.stderr.trim().split("\n")).toEqual([
-            expect.stringMatching(
-              /^error: cannot write .*: no write permission\. `deno task bundle`/,
-            ),
-          ]);
-        });
+        await t.step(
+          "bundle and new without write permission say which task they need",
+          async () => {
+            const refused = await binary("bundle");
+            expect(refused.code).toBe(1);
+            expect(refused.stderr.trim().split("\n")).toEqual([
+              expect.stringMatching(
+                /^error: cannot write .*: no write permission\. `deno task bundle`/,
+              ),
+            ]);
+            const scaffold = await binary(
+              "new",
+              "../x",
+              "--name",
+              "x",
+              "--domain",
+              "x.example.com",
+            );
+            expect(scaffold.code).toBe(1);
+            expect(scaffold.stderr.trim().split("\n")).toEqual([
+              expect.stringMatching(
+                /^error: cannot write .*\/x\/deno\.json: no write permission\. `deno task new` in a ptemplate-operator checkout may write beside it/,
+              ),
+            ]);
+            expect(await exists(`${dir}/x`)).toBe(false);
+          },
+        );
       });
 
       await t.step("cluster --nodes 2, and everything a cluster is needed for", async (t) => {

@@ -32,6 +32,7 @@ import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { runManager } from "../testing/running_manager.ts";
 import { sleep } from "../util/sleep.ts";
+import { kubectlCacheEnv } from "./fixtures/kubectl.ts";
 
 const WORKER = { "node-role.kubernetes.io/worker": "worker" };
 
@@ -69,6 +70,7 @@ await integrationTest("webhooks: warnings, conversion, rotation, and a stopped o
 
   const kubectl = async (stdin: string, ...args: string[]) => {
     const child = new Deno.Command(plane.binaries.kubectl, {
+      env: kubectlCacheEnv(plane.adminKubeconfigPath),
       args: ["--kubeconfig", plane.adminKubeconfigPath, ...args],
       stdin: "piped",
       stdout: "piped",
@@ -281,6 +283,7 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
     client,
     namespace: "ptemplate-operator-system",
     secretName: "webhook-cert",
+    managedBy: "ptemplate-operator",
     hosts: { dns: ["localhost"], ips: ["127.0.0.1"] },
     webhookConfigurations: ["ptemplate-operator"],
     crds: ["ptemplates.pt.example.com"],

@@ -4,28 +4,30 @@ import { BUNDLE } from "../flag_table.ts";
 import type { FlagValuesOf } from "../flags.ts";
 import { type BundleFile, olmBundle } from "../olm_bundle.ts";
 import type { CatalogEntry } from "../plugin_catalog.ts";
+import type { OperatorIdentity } from "../../runtime/mod.ts";
 
 /** Makes the bundle's files and writes them under `--output`. */
 export const bundleCommand = defineCommand({
   summary: "write the OLM bundle and file-based catalog (needs write permission: deno task bundle)",
   flags: BUNDLE,
-  async run(values, { catalog }) {
-    await writeBundle(values.output, await bundleFor(values, await catalog(values)));
+  async run(values, { catalog, operator }) {
+    await writeBundle(values.output, await bundleFor(values, await catalog(values), operator));
     return 0;
   },
 });
 
-/** The bundle's files for the flags' version and images, and the enabled plugins. */
+/** The operator's bundle files for the flags' version and images, and the enabled plugins. */
 export async function bundleFor(
   values: Omit<FlagValuesOf<typeof BUNDLE>, "output">,
   entries: CatalogEntry[],
+  operator: OperatorIdentity,
 ): Promise<BundleFile[]> {
   const version = values.version;
   return await olmBundle({
+    operator,
     version,
-    image: values.image ?? `ghcr.io/ptemplate/ptemplate-operator:v${version}`,
-    bundleImage: values["bundle-image"] ??
-      `ghcr.io/ptemplate/ptemplate-operator-bundle:v${version}`,
+    image: values.image ?? `${operator.image}:v${version}`,
+    bundleImage: values["bundle-image"] ?? `${operator.image}-bundle:v${version}`,
     replaces: values.replaces,
     catalog: entries,
   });

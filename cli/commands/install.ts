@@ -14,15 +14,15 @@ import { crdsOf } from "../plugin_catalog.ts";
 export const installCommand = defineCommand({
   summary: "install (server-side apply) the CRDs into the cluster",
   flags: INSTALL,
-  async run(values, { catalog }) {
+  async run(values, { catalog, operator }) {
     const crds = crdsOf(await catalog(values));
-    const client = await connect(values);
+    const client = await connect(values, operator);
     try {
       await preflight(client);
       for (const crd of crds) {
         const name = crd.metadata!.name!;
         await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, {
-          fieldManager: "ptemplate-operator",
+          fieldManager: operator.name,
           force: true,
         });
         for (let i = 0;; i++) {
@@ -39,7 +39,7 @@ export const installCommand = defineCommand({
         // Refuses empty map values under client-side kubectl apply (kube/empty_value_policy.ts).
         for (const policy of emptyValuePolicy(crd)) {
           await client.apply(policyResource(policy)!, policy, {
-            fieldManager: "ptemplate-operator",
+            fieldManager: operator.name,
             force: true,
           });
           console.log(`installed ${policy.kind} ${policy.metadata!.name}`);

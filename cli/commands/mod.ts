@@ -2,6 +2,7 @@
 export * from "./bundle.ts";
 export * from "./crds.ts";
 export * from "./install.ts";
+export * from "./new.ts";
 export * from "./rbac.ts";
 export * from "./run.ts";
 export * from "./scorecard.ts";

@@ -10,6 +10,7 @@ import {
   Manager,
   type ManagerOptions,
   MAX_CONCURRENCY,
+  type OperatorIdentity,
   parseBindAddress,
   setupLogging,
   shutdownSignal,
@@ -19,8 +20,8 @@ import { connect } from "../connect.ts";
 import { METRICS_ADDRESS, RUN } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
-import { VERSION } from "../version.ts";
-import { WEBHOOK_NAMES } from "../webhook_manifests.ts";
+import { metricsRoles } from "../rbac_manifests.ts";
+import { webhookNames } from "../webhook_manifests.ts";
 
 type RunValues = FlagValuesOf<typeof RUN>;
 
@@ -28,7 +29,7 @@ type RunValues = FlagValuesOf<typeof RUN>;
 export const runCommand = defineCommand({
   summary: "run the operator (the default command)",
   flags: RUN,
-  async run(values, { catalog }) {
+  async run(values, { catalog, operator }) {
     setupLogging({ level: values["log-level"], format: values["log-format"] });
     const logger = log("main");
     const healthBind = bindAddress(values, "health-probe-bind-address");
@@ -48,16 +49,17 @@ export const runCommand = defineCommand({
       );
     }
     const entries = await catalog(values);
-    const client = await connect(values);
+    const client = await connect(values, operator);
     const config = client.transport.config;
     const inCluster = config.source.startsWith("in-cluster");
     try {
       // Before anything starts: reachable, and accepting our credentials? If not, one line says why.
       const serverVersion = await preflight(client);
       logger.info(
-        "ptemplate-operator {version} running {where} against {server} ({serverVersion}, {source})",
+        "{operator} {version} running {where} against {server} ({serverVersion}, {source})",
         {
-          version: VERSION,
+          operator: operator.name,
+          version: operator.version,
           where: inCluster ? "in-cluster" : "on a workstation",
           server: config.server,
           serverVersion,
@@ -69,7 +71,7 @@ export const runCommand = defineCommand({
       throw error;
     }
     const leaderElect = values["leader-elect"] ?? (inCluster || shards !== undefined);
-    const { metricsBind, secureMetrics } = metricsServing(values, inCluster, logger);
+    const { metricsBind, secureMetrics } = metricsServing(values, inCluster, logger, operator);
     logger.info("plugins: {plugins}; watching {scope}; {work}", {
       plugins: entries.map((e) => e.plugin.name).join(", "),
       scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
@@ -79,6 +81,7 @@ export const runCommand = defineCommand({
     });
     const signal = shutdownSignal(logger);
     const manager = new Manager({
+      operator,
       client,
       plugins: entries.map((e) => e.plugin),
       namespaces,
@@ -90,7 +93,7 @@ export const runCommand = defineCommand({
       metricsBind,
       secureMetrics,
       healthBind,
-      webhooks: await webhooksFor(values, entries, logger, client),
+      webhooks: await webhooksFor(values, entries, logger, client, operator),
       concurrency: values.concurrency,
     });
     try {
@@ -137,6 +140,7 @@ function metricsServing(
   values: RunValues,
   inCluster: boolean,
   logger: Logger,
+  operator: OperatorIdentity,
 ): Pick<ManagerOptions, "metricsBind" | "secureMetrics"> {
   const secure = values["metrics-secure"] ?? inCluster;
   const certDir = values["metrics-cert-dir"];
@@ -158,7 +162,10 @@ function metricsServing(
     );
   }
   const secureMetrics = secure
-    ? { certificate: certDir ? certificateFromDir(certDir) : undefined }
+    ? {
+      certificate: certDir ? certificateFromDir(certDir) : undefined,
+      readerRole: metricsRoles(operator).reader,
+    }
     : undefined;
   return { metricsBind, secureMetrics };
 }
@@ -172,6 +179,7 @@ async function webhooksFor(
   entries: CatalogEntry[],
   logger: Logger,
   client: KubeClient,
+  operator: OperatorIdentity,
 ): Promise<ManagerOptions["webhooks"]> {
   const bind = bindAddress(values, "webhook-bind-address");
   if (!bind) return undefined;
@@ -181,8 +189,9 @@ async function webhooksFor(
   if (values["webhook-cert-mode"] === "self-managed") {
     // Only this mode needs the X.509 library: loaded here, not at every start.
     const { selfManagedCertificate } = await import("../../runtime/certificates/mod.ts");
-    const namespace = client.transport.config.namespace ?? "ptemplate-operator-system";
+    const namespace = client.transport.config.namespace ?? operator.namespace;
     const service = values["webhook-service"];
+    const names = webhookNames(operator);
     return {
       bind,
       conversions,
@@ -190,7 +199,8 @@ async function webhooksFor(
       certificate: selfManagedCertificate({
         client,
         namespace,
-        secretName: WEBHOOK_NAMES.secret,
+        secretName: names.secret,
+        managedBy: operator.name,
         hosts: {
           dns: [
             service,
@@ -199,7 +209,7 @@ async function webhooksFor(
             `${service}.${namespace}.svc.cluster.local`,
           ],
         },
-        webhookConfigurations: [WEBHOOK_NAMES.configuration],
+        webhookConfigurations: [names.configuration],
         crds: conversionCrdNames(entries),
         log: log("webhooks"),
       }),

@@ -9,10 +9,10 @@ import { bundleFor } from "./bundle.ts";
 export const scorecardCommand = defineCommand({
   summary: "run operator-sdk's best-practice checks on the OLM bundle; exits 1 on a failure",
   flags: SCORECARD,
-  async run(values, { catalog }) {
+  async run(values, { catalog, operator }) {
     const files = values.bundle
       ? await readBundle(values.bundle)
-      : await bundleFor(values, await catalog(values));
+      : await bundleFor(values, await catalog(values), operator);
     const results = bundleChecks(files);
     for (const { check, problems } of results) {
       console.log(`${problems.length ? "FAIL" : "pass"}  ${check}`);

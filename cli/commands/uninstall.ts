@@ -21,9 +21,9 @@ import { crdsOf } from "../plugin_catalog.ts";
 export const uninstallCommand = defineCommand({
   summary: "delete the CRDs from the cluster, and with them every object of their kinds",
   flags: UNINSTALL,
-  async run(values, { catalog }) {
+  async run(values, { catalog, operator }) {
     const crds = crdsOf(await catalog(values));
-    const client = await connect(values);
+    const client = await connect(values, operator);
     try {
       await preflight(client);
       const present: { name: string; kind: string; count: number }[] = [];

@@ -1,6 +1,7 @@
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { KubeObject } from "../../kube/object.ts";
+import { PTEMPLATE_OPERATOR } from "../identity/mod.ts";
 import { childUpToDate, foreignFields } from "../reconcile/mod.ts";
 import { declares, metadataOnly, projector } from "./projection.ts";
 
@@ -99,7 +100,7 @@ Deno.test("a child keeps what some manager set, with its values; defaults and st
   expect(kept.spec).toEqual((desired as Record<string, unknown>).spec);
   expect(kept.status).toBeUndefined();
   expect(kept.metadata!.name).toBe("pt-consumer");
-  expect(childUpToDate(desired, kept)).toBe(true);
+  expect(childUpToDate(desired, kept, PTEMPLATE_OPERATOR)).toBe(true);
 });
 
 Deno.test("a hand edit of a field we set is still seen in the projection (drift)", () => {
@@ -123,13 +124,13 @@ Deno.test("a hand edit of a field we set is still seen in the projection (drift)
     ];
   })) as DaemonSet;
   expect(edited.spec!.template.spec!.containers[0].image).toBe("evil:2");
-  expect(childUpToDate(desired, edited)).toBe(false);
+  expect(childUpToDate(desired, edited, PTEMPLATE_OPERATOR)).toBe(false);
   // A field removed by hand is missing: drift too.
   const removed = project(daemonSet((ds, [ours]) => {
     delete ds.spec!.template.spec!.nodeSelector;
     delete ours["f:spec"]["f:template"]["f:spec"]["f:nodeSelector"];
   }));
-  expect(childUpToDate(desired, removed)).toBe(false);
+  expect(childUpToDate(desired, removed, PTEMPLATE_OPERATOR)).toBe(false);
   expect(edited.status!.numberReady).toBe(2);
 });
 

@@ -25,6 +25,8 @@ export interface SelfManagedCertificateOptions {
   /** Where the Secret lives: the operator's namespace. */
   namespace: string;
   secretName: string;
+  /** Who keeps the Secret (its `app.kubernetes.io/managed-by` label): the operator's name. */
+  managedBy: string;
   /** The names the API server calls us by: the webhook Service's DNS names (or 127.0.0.1). */
   hosts: { dns?: string[]; ips?: string[] };
   /** Our ValidatingWebhookConfigurations and MutatingWebhookConfigurations, by name. */
@@ -112,7 +114,7 @@ async function ensureSecret(
           metadata: {
             name,
             namespace,
-            labels: { "app.kubernetes.io/managed-by": "ptemplate-operator" },
+            labels: { "app.kubernetes.io/managed-by": options.managedBy },
           },
           type: "kubernetes.io/tls",
           data: secretData(ca, pair),

@@ -12,13 +12,21 @@ import { PROMETHEUS_CONTENT_TYPE, type Registry } from "./metrics.ts";
 /** What a Prometheus must be granted: the ClusterRole deploy/ ships as `…-metrics-reader`. */
 export const METRICS_READER_RULES = [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }];
 
-export function metricsRoute(registry: Registry, reviewer?: AccessReviewer): Route {
+/**
+ * `/metrics` of `registry`, for callers `reviewer` lets in (everyone without one). A 403 names
+ * `readerRole`, the ClusterRole a caller should be bound to, when it is given.
+ */
+export function metricsRoute(
+  registry: Registry,
+  reviewer?: AccessReviewer,
+  options: { readerRole?: string } = {},
+): Route {
   return {
     path: "/metrics",
     methods: ["GET", "HEAD"],
     async handle(request, { path }) {
       if (reviewer) {
-        const refusal = await authorize(request, path, reviewer);
+        const refusal = await authorize(request, path, reviewer, options.readerRole);
         if (refusal) return refusal;
       }
       return new Response(registry.render(), {
@@ -32,6 +40,7 @@ async function authorize(
   request: Request,
   path: string,
   reviewer: AccessReviewer,
+  readerRole: string | undefined,
 ): Promise<Response | undefined> {
   const token = request.headers.get("authorization")?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
   if (!token) {
@@ -52,8 +61,11 @@ async function authorize(
   if (!allowed) {
     return refuse(
       403,
-      `Forbidden: user "${who.username}" may not get ${path} (bind it to the ClusterRole ` +
-        `ptemplate-operator-metrics-reader)`,
+      `Forbidden: user "${who.username}" may not get ${path} (${
+        readerRole
+          ? `bind it to the ClusterRole ${readerRole}`
+          : "grant it get on this path with a ClusterRole"
+      })`,
     );
   }
   return undefined;

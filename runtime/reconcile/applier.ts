@@ -31,7 +31,7 @@ import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { childUpToDate, differingPath, isSubset, stampChild } from "./desired_state.ts";
-import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
+import { fieldManagerOf, type OperatorIdentity } from "../identity/mod.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
 import {
   describeForeign,
@@ -50,8 +50,10 @@ import {
 import type { WriteLoopGuard, WriteTarget } from "./write_loop_guard.ts";
 
 export interface ApplierDeps {
-  /** The plugin's name: field manager, label value, metrics label. */
+  /** The plugin's name: label value, metrics label, and its field manager's. */
   name: string;
+  /** Whose runtime this is: the names of its field managers, labels and annotations. */
+  operator: OperatorIdentity;
   /** The kind the plugin reconciles (its status is written there). */
   for: Resource;
   owns: OwnedKind[];
@@ -84,9 +86,12 @@ export interface ChildrenResult {
 
 export class Applier {
   readonly #deps: ApplierDeps;
+  /** The plugin's field manager: what it applies is its own, and nobody else's. */
+  readonly #manager: string;
 
   constructor(deps: ApplierDeps) {
     this.#deps = deps;
+    this.#manager = fieldManagerOf(deps.operator, deps.name);
   }
 
   /** The same applier writing through `client` (one reconcile's, fenced by its caches). */
@@ -131,6 +136,7 @@ export class Applier {
         desired,
         parent,
         this.#deps.name,
+        this.#deps.operator,
         this.#deps.childLabels?.(parent),
       );
       const child = objectRef(resource, stamped);
@@ -162,7 +168,7 @@ export class Applier {
       // Other plugins' entries carry no field sets in the cache (slim.ts), so they count as ours.
       const foreign = claimed
         ? foreignFields(cached!, stamped, {
-          ours: new Set([this.#deps.name]),
+          ours: new Set([this.#manager]),
           tolerate: kind.tolerate,
         })
         : [];
@@ -186,8 +192,13 @@ export class Applier {
         this.#wrote(parent, child);
         continue;
       }
-      if (claimed && childUpToDate(stamped, cached)) continue;
-      const allowed = this.#mayWrite(parent, child, label, () => describeChange(stamped, cached));
+      if (claimed && childUpToDate(stamped, cached, this.#deps.operator)) continue;
+      const allowed = this.#mayWrite(
+        parent,
+        child,
+        label,
+        () => describeChange(stamped, cached, this.#deps.operator),
+      );
       if (allowed !== true) {
         paused(
           allowed,
@@ -270,7 +281,7 @@ export class Applier {
       parent,
       undefined,
       "the status",
-      () => describeChange({ status: desired }, { status: current }),
+      () => describeChange({ status: desired }, { status: current }, this.#deps.operator),
     );
     if (allowed !== true) return { retryInMs: allowed };
     const meta = parent.metadata!;
@@ -282,7 +293,7 @@ export class Applier {
         status: desired,
       } as KubeObject, {
         subresource: "status",
-        fieldManager: this.#deps.name,
+        fieldManager: this.#manager,
         force: true,
         signal,
       });
@@ -379,7 +390,7 @@ export class Applier {
   ): Promise<Omit<ChildProblem, "plugin"> | undefined> {
     try {
       const created = await this.#deps.client.create(resource, stamped, {
-        fieldManager: this.#deps.name,
+        fieldManager: this.#manager,
         signal,
       });
       this.#observe(resource, created);
@@ -420,7 +431,7 @@ export class Applier {
       const applied = await this.#deps.client.apply(resource, {
         ...stamped,
         metadata: { ...stamped.metadata, uid },
-      }, { fieldManager: this.#deps.name, force: true, signal });
+      }, { fieldManager: this.#manager, force: true, signal });
       this.#observe(resource, applied);
       return { changed: applied.metadata?.resourceVersion !== before };
     } catch (error) {
@@ -440,7 +451,7 @@ export class Applier {
   /** True when a field set of ours is among the child's managed fields (nobody cleared them). */
   #claimed(cached: KubeObject): boolean {
     return (cached.metadata?.managedFields ?? []).some((e) =>
-      e.manager === this.#deps.name && !e.subresource
+      e.manager === this.#manager && !e.subresource
     );
   }
 
@@ -471,7 +482,7 @@ export class Applier {
         }),
         {
           signal,
-          query: { fieldManager: this.#deps.name },
+          query: { fieldManager: this.#manager },
           contentType: "application/json-patch+json",
           body: removalPatch(cached, foreign),
         },
@@ -519,10 +530,10 @@ export class Applier {
   ): Promise<string | undefined> {
     const entries = cached.metadata?.managedFields ?? [];
     const index = entries.findIndex((e) =>
-      e.manager === this.#deps.name && e.operation === "Update" && !e.subresource
+      e.manager === this.#manager && e.operation === "Update" && !e.subresource
     );
     if (index < 0) return cached.metadata?.resourceVersion;
-    const hasApply = entries.some((e) => e.manager === this.#deps.name && e.operation === "Apply");
+    const hasApply = entries.some((e) => e.manager === this.#manager && e.operation === "Apply");
     const at = `/metadata/managedFields/${index}`;
     const migrated = await this.#deps.client.request<KubeObject>(
       "PATCH",
@@ -532,11 +543,11 @@ export class Applier {
       }),
       {
         signal,
-        query: { fieldManager: this.#deps.name },
+        query: { fieldManager: this.#manager },
         contentType: "application/json-patch+json",
         body: [
           { op: "test", path: "/metadata/uid", value: cached.metadata!.uid },
-          { op: "test", path: `${at}/manager`, value: this.#deps.name },
+          { op: "test", path: `${at}/manager`, value: this.#manager },
           { op: "test", path: `${at}/operation`, value: "Update" },
           hasApply
             ? { op: "remove", path: at }
@@ -559,7 +570,10 @@ export class Applier {
     for (const { resource } of this.#deps.owns) {
       for (const object of this.#deps.pool.cache(resource).ownedBy(uid)) {
         const meta = object.metadata!;
-        if (controllerOf(object)?.uid !== uid || meta.labels?.[PLUGIN_LABEL] !== this.#deps.name) {
+        if (
+          controllerOf(object)?.uid !== uid ||
+          meta.labels?.[this.#deps.operator.pluginLabel] !== this.#deps.name
+        ) {
           continue;
         }
         const child = objectRef(resource, object);
@@ -603,11 +617,12 @@ export class Applier {
 export function describeChange(
   desired: KubeObject | Record<string, unknown>,
   current: unknown,
+  operator: Pick<OperatorIdentity, "hashAnnotation">,
 ): string {
   const { metadata, ...body } = desired as KubeObject;
   const actual = (current ?? {}) as KubeObject;
   const annotations = { ...metadata?.annotations };
-  delete annotations[HASH_ANNOTATION];
+  delete annotations[operator.hashAnnotation];
   const path = differingPath(body, actual) ??
     differingPath(
       { metadata: { labels: metadata?.labels ?? {}, annotations } },

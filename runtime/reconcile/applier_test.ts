@@ -1,7 +1,9 @@
 import { expect } from "expect";
 import { ApiError } from "../../kube/errors.ts";
 import { describeChange, notServed } from "./applier.ts";
-import { HASH_ANNOTATION } from "./operator_domain.ts";
+import { PTEMPLATE_OPERATOR } from "../identity/mod.ts";
+
+const HASH_ANNOTATION = PTEMPLATE_OPERATOR.hashAnnotation;
 
 Deno.test("a write loop is described by where it keeps changing, body first", () => {
   const desired = {
@@ -12,17 +14,20 @@ Deno.test("a write loop is described by where it keeps changing, body first", ()
     metadata: { labels: { app: "x" }, annotations: { [HASH_ANNOTATION]: "old" } },
     spec: { replicas: 2, template: { spec: { containers: [{ name: "a", image: "v1" }] } } },
   };
-  expect(describeChange(desired, current)).toBe(
+  expect(describeChange(desired, current, PTEMPLATE_OPERATOR)).toBe(
     "it keeps changing at spec.template.spec.containers[0].image",
   );
   // Only the labels differ (our own hash is never the news).
-  expect(describeChange(desired, { ...desired, metadata: { labels: { app: "y" } } })).toBe(
+  expect(
+    describeChange(desired, { ...desired, metadata: { labels: { app: "y" } } }, PTEMPLATE_OPERATOR),
+  ).toBe(
     "it keeps changing at metadata.labels.app",
   );
-  expect(describeChange({ status: { ready: 1 } }, { status: { ready: 2 } })).toBe(
-    "it keeps changing at status.ready",
-  );
-  expect(describeChange(desired, desired)).toBe("it keeps being rewritten");
+  expect(describeChange({ status: { ready: 1 } }, { status: { ready: 2 } }, PTEMPLATE_OPERATOR))
+    .toBe(
+      "it keeps changing at status.ready",
+    );
+  expect(describeChange(desired, desired, PTEMPLATE_OPERATOR)).toBe("it keeps being rewritten");
 });
 
 Deno.test("a kind not served: 405 (its CRD terminating), or a 404 that names no object", () => {

@@ -41,6 +41,7 @@ import {
   type Plugin,
   type ReconcileContext,
 } from "../plugin/mod.ts";
+import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
@@ -50,6 +51,8 @@ import { WorkQueue } from "./work_queue.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
+  /** Whose runtime this is: its field managers, labels, annotations and default finalizers. */
+  operator: OperatorIdentity;
   client: KubeClient;
   pool: InformerPool;
   metrics: ControllerMetrics;
@@ -138,6 +141,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const owned = ownedKinds(plugin);
     this.#applier = new Applier({
       name: plugin.name,
+      operator: deps.operator,
       for: plugin.for,
       owns: owned,
       client: deps.client,
@@ -390,9 +394,12 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (behind.length) return { visit: { kind: "behind" }, behind };
     const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
     if (claim) abort = AbortSignal.any([abort, claim.signal]);
-    const finalizer = this.plugin.finalize ? finalizerOf(this.plugin) : undefined;
+    const finalizer = this.plugin.finalize
+      ? finalizerOf(this.plugin, this.#deps.operator)
+      : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
-    const finalizing = deleting && !!finalizer && hasFinalizer(object, this.plugin);
+    const finalizing = deleting && !!finalizer &&
+      hasFinalizer(object, this.plugin, this.#deps.operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(reads);
     const writer = client.fenced(fresh.fence);
@@ -446,7 +453,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     try {
       await this.plugin.finalize!(this.#strict(this.plugin.for, object), context);
       try {
-        await setFinalizer(client, this.plugin.for, object, this.plugin, {
+        await setFinalizer(client, this.plugin.for, object, this.plugin, this.#deps.operator, {
           present: false,
           signal: context.signal,
         });
@@ -472,9 +479,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   ): Promise<Visit> {
     const { problems } = this.#deps;
     const { signal, log } = context;
-    if (finalizer && !hasFinalizer(object, this.plugin)) {
+    if (finalizer && !hasFinalizer(object, this.plugin, this.#deps.operator)) {
       // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, this.plugin.for, object, this.plugin, { present: true, signal });
+      await setFinalizer(writer, this.plugin.for, object, this.plugin, this.#deps.operator, {
+        present: true,
+        signal,
+      });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
     const outcome: Outcome =

@@ -3,7 +3,10 @@
  * and whether the cached object already matches, so that a converged operator writes nothing.
  */
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
-import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
+import type { OperatorIdentity } from "../identity/mod.ts";
+
+/** The operator's own names a stamped child carries. */
+export type ChildStamp = Pick<OperatorIdentity, "pluginLabel" | "hashAnnotation">;
 
 /** JSON with object keys sorted, so equal values give equal strings. */
 export function stableStringify(value: unknown): string {
@@ -88,12 +91,14 @@ export function controllerReference(parent: KubeObject): NonNullable<
 /**
  * The child as it will be applied: in the parent's namespace unless it names one, owned by the
  * parent, labelled with the plugin (and the runtime's `labels`, such as the parent's shard
- * bucket), and annotated with the hash of what the plugin asked for.
+ * bucket), and annotated with the hash of what the plugin asked for (under the operator's own
+ * label and annotation names).
  */
 export async function stampChild<T extends KubeObject>(
   child: T,
   parent: KubeObject,
   plugin: string,
+  operator: ChildStamp,
   labels: Record<string, string> = {},
 ): Promise<T & KubeObject> {
   const meta = child.metadata ?? {};
@@ -106,8 +111,8 @@ export async function stampChild<T extends KubeObject>(
     metadata: {
       ...meta,
       namespace: meta.namespace ?? parent.metadata?.namespace,
-      labels: { ...meta.labels, ...labels, [PLUGIN_LABEL]: plugin },
-      annotations: { ...meta.annotations, [HASH_ANNOTATION]: hash },
+      labels: { ...meta.labels, ...labels, [operator.pluginLabel]: plugin },
+      annotations: { ...meta.annotations, [operator.hashAnnotation]: hash },
       ownerReferences: [...(meta.ownerReferences ?? []), controllerReference(parent)],
     },
   };
@@ -117,10 +122,11 @@ export async function stampChild<T extends KubeObject>(
 export function childUpToDate(
   stamped: KubeObject,
   cached: KubeObject | Unstructured | undefined,
+  operator: ChildStamp,
 ): boolean {
   if (!cached) return false;
-  const want = stamped.metadata?.annotations?.[HASH_ANNOTATION];
-  if (cached.metadata?.annotations?.[HASH_ANNOTATION] !== want) return false;
+  const want = stamped.metadata?.annotations?.[operator.hashAnnotation];
+  if (cached.metadata?.annotations?.[operator.hashAnnotation] !== want) return false;
   const { metadata: _, ...body } = stamped;
   const { metadata: stampedMeta } = stamped;
   return isSubset(body, cached) &&

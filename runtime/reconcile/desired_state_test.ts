@@ -1,6 +1,8 @@
 import { expect } from "expect";
 import { childUpToDate, isSubset, stableStringify, stampChild } from "./desired_state.ts";
-import { HASH_ANNOTATION, PLUGIN_LABEL } from "./operator_domain.ts";
+import { defineOperator, PTEMPLATE_OPERATOR } from "../identity/mod.ts";
+
+const { hashAnnotation: HASH_ANNOTATION, pluginLabel: PLUGIN_LABEL } = PTEMPLATE_OPERATOR;
 
 const parent = {
   apiVersion: "pt.example.com/v1alpha1",
@@ -20,7 +22,7 @@ Deno.test("isSubset: server defaults are ignored, our fields must match", () => 
 
 Deno.test("stampChild: namespace, owner, plugin label and content hash", async () => {
   const child = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { k: "v" } };
-  const stamped = await stampChild(child, parent, "sample");
+  const stamped = await stampChild(child, parent, "sample", PTEMPLATE_OPERATOR);
   expect(stamped.metadata?.namespace).toBe("ns");
   expect(stamped.metadata?.labels?.[PLUGIN_LABEL]).toBe("sample");
   expect(stamped.metadata?.ownerReferences).toEqual([
@@ -33,15 +35,22 @@ Deno.test("stampChild: namespace, owner, plugin label and content hash", async (
       blockOwnerDeletion: true,
     },
   ]);
-  const again = await stampChild({ ...child, data: { k: "v" } }, parent, "sample");
+  const again = await stampChild(
+    { ...child, data: { k: "v" } },
+    parent,
+    "sample",
+    PTEMPLATE_OPERATOR,
+  );
   expect(again.metadata?.annotations?.[HASH_ANNOTATION]).toBe(
     stamped.metadata?.annotations?.[HASH_ANNOTATION],
   );
-  const changed = await stampChild({ ...child, data: {} }, parent, "sample");
+  const changed = await stampChild({ ...child, data: {} }, parent, "sample", PTEMPLATE_OPERATOR);
   expect(changed.metadata?.annotations?.[HASH_ANNOTATION]).not.toBe(
     stamped.metadata?.annotations?.[HASH_ANNOTATION],
   );
-  await expect(stampChild({ kind: "ConfigMap", metadata: {} }, parent, "sample")).rejects.toThrow(
+  await expect(
+    stampChild({ kind: "ConfigMap", metadata: {} }, parent, "sample", PTEMPLATE_OPERATOR),
+  ).rejects.toThrow(
     /has no metadata.name/,
   );
 });
@@ -51,6 +60,7 @@ Deno.test("childUpToDate: drift, a removed field and a foreign edit", async () =
     { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { k: "v" } },
     parent,
     "sample",
+    PTEMPLATE_OPERATOR,
   );
   const cached = {
     ...stamped,
@@ -60,19 +70,40 @@ Deno.test("childUpToDate: drift, a removed field and a foreign edit", async () =
       labels: { ...stamped.metadata?.labels, "someone-else": "x" },
     },
   };
-  expect(childUpToDate(stamped, cached)).toBe(true);
-  expect(childUpToDate(stamped, { ...cached, data: { k: "edited" } })).toBe(false);
+  expect(childUpToDate(stamped, cached, PTEMPLATE_OPERATOR)).toBe(true);
+  expect(childUpToDate(stamped, { ...cached, data: { k: "edited" } }, PTEMPLATE_OPERATOR)).toBe(
+    false,
+  );
   const fewer = await stampChild(
     { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } },
     parent,
     "sample",
+    PTEMPLATE_OPERATOR,
   );
-  expect(childUpToDate(fewer, stamped)).toBe(false); // data was dropped: the hash differs
-  expect(childUpToDate(stamped, undefined)).toBe(false);
+  expect(childUpToDate(fewer, stamped, PTEMPLATE_OPERATOR)).toBe(false); // data was dropped: the hash differs
+  expect(childUpToDate(stamped, undefined, PTEMPLATE_OPERATOR)).toBe(false);
 });
 
 Deno.test("stableStringify sorts keys at every depth", () => {
   expect(stableStringify({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 2 } })).toBe(
     '{"a":{"c":2,"d":[{"y":2,"z":1}]},"b":1}',
   );
+});
+
+Deno.test("another operator stamps its children with its own names, and reads only those", async () => {
+  const backup = defineOperator({
+    name: "backup-operator",
+    domain: "example.com",
+    version: "0.1.0",
+  });
+  const child = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { k: "v" } };
+  const theirs = await stampChild(child, parent, "sample", backup);
+  expect(theirs.metadata?.labels).toEqual({ "backup-operator.example.com/plugin": "sample" });
+  expect(Object.keys(theirs.metadata?.annotations ?? {})).toEqual([
+    "backup-operator.example.com/desired-hash",
+  ]);
+  expect(childUpToDate(theirs, theirs, backup)).toBe(true);
+  // Ours is not theirs: a child they stamped is not one we applied, whatever its content.
+  const ours = await stampChild(child, parent, "sample", PTEMPLATE_OPERATOR);
+  expect(childUpToDate(ours, theirs, PTEMPLATE_OPERATOR)).toBe(false);
 });

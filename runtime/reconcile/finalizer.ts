@@ -5,21 +5,39 @@
  * else's finalizer, a spec edit) is a conflict that is retried, never a lost update.
  */
 import type { KubeClient } from "../../kube/client.ts";
-import { defaultFinalizer, legacyFinalizers } from "./operator_domain.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
+import { defaultFinalizerOf, type OperatorIdentity } from "../identity/mod.ts";
 
 /** A plugin as its finalizer sees it. */
 type Finalizing = { name: string; finalizer?: string };
 
-/** The finalizer a plugin puts on its objects (a qualified name, as the API server prefers). */
-export function finalizerOf(plugin: Finalizing): string {
-  return plugin.finalizer ?? defaultFinalizer(plugin.name);
+/**
+ * The finalizer a plugin puts on its objects (a qualified name, as the API server prefers): its
+ * own, or `<the operator's object domain>/<plugin name>`.
+ */
+export function finalizerOf(plugin: Finalizing, operator: OperatorIdentity): string {
+  return plugin.finalizer ?? defaultFinalizerOf(operator, plugin.name);
 }
 
-/** True when `object` holds the plugin's finalizer (or the one an earlier version put there). */
-export function hasFinalizer(object: KubeObject, plugin: Finalizing): boolean {
-  const ours = [finalizerOf(plugin), ...legacyFinalizers(plugin)];
+/**
+ * The plugin's finalizer and those an earlier version of the operator put on its objects by
+ * default, which are still the plugin's (a plugin that names its own never had those).
+ */
+function finalizersOf(plugin: Finalizing, operator: OperatorIdentity): string[] {
+  const earlier = plugin.finalizer === undefined
+    ? operator.legacyFinalizerDomains.map((domain) => `${domain}/${plugin.name}`)
+    : [];
+  return [finalizerOf(plugin, operator), ...earlier];
+}
+
+/** True when `object` holds the plugin's finalizer (or one an earlier version put there). */
+export function hasFinalizer(
+  object: KubeObject,
+  plugin: Finalizing,
+  operator: OperatorIdentity,
+): boolean {
+  const ours = finalizersOf(plugin, operator);
   return object.metadata?.finalizers?.some((f) => ours.includes(f)) ?? false;
 }
 
@@ -32,10 +50,11 @@ export async function setFinalizer(
   resource: Resource,
   object: KubeObject,
   plugin: Finalizing,
+  operator: OperatorIdentity,
   options: { present: boolean; signal?: AbortSignal },
 ): Promise<void> {
-  const finalizer = finalizerOf(plugin);
-  const ours = [finalizer, ...legacyFinalizers(plugin)];
+  const [finalizer, ...earlier] = finalizersOf(plugin, operator);
+  const ours = [finalizer, ...earlier];
   const others = (object.metadata?.finalizers ?? []).filter((f) => !ours.includes(f));
   const finalizers = options.present ? [...others, finalizer] : others;
   const meta = object.metadata ?? {};

@@ -2,14 +2,19 @@ import { expect } from "expect";
 import type { KubeClient } from "../../kube/client.ts";
 import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
 import { definePlugin } from "../plugin/mod.ts";
+import { defineOperator, PTEMPLATE_OPERATOR } from "../identity/mod.ts";
+
+const OURS = PTEMPLATE_OPERATOR;
+const BACKUP = defineOperator({ name: "backup-operator", domain: "example.com", version: "0.1.0" });
 
 const FOR = { group: "x.example.com", version: "v1", kind: "X", plural: "xs", namespaced: true };
 const reconcile = () => {};
 
 Deno.test("a plugin's finalizer is qualified by default, and checked when given", () => {
-  expect(finalizerOf(definePlugin({ name: "cleaner", for: FOR, reconcile, finalize() {} })))
+  expect(finalizerOf(definePlugin({ name: "cleaner", for: FOR, reconcile, finalize() {} }), OURS))
     .toBe("operator.ptemplate.dev/cleaner");
-  expect(finalizerOf({ name: "cleaner", finalizer: "x.example.com/mine" })).toBe(
+  expect(finalizerOf({ name: "cleaner" }, BACKUP)).toBe("backup-operator.example.com/cleaner");
+  expect(finalizerOf({ name: "cleaner", finalizer: "x.example.com/mine" }, BACKUP)).toBe(
     "x.example.com/mine",
   );
   expect(() => definePlugin({ name: "c", for: FOR, reconcile, finalize() {}, finalizer: "mine" }))
@@ -20,14 +25,18 @@ Deno.test("a plugin's finalizer is qualified by default, and checked when given"
 
 Deno.test("hasFinalizer reads metadata.finalizers, 0.2's default name included", () => {
   const own = { name: "p", finalizer: "c.example.com/d" };
-  expect(hasFinalizer({ metadata: { finalizers: ["a/b", "c.example.com/d"] } }, own)).toBe(true);
-  expect(hasFinalizer({ metadata: {} }, own)).toBe(false);
+  expect(hasFinalizer({ metadata: { finalizers: ["a/b", "c.example.com/d"] } }, own, OURS)).toBe(
+    true,
+  );
+  expect(hasFinalizer({ metadata: {} }, own, OURS)).toBe(false);
   const byDefault = { name: "cleaner" };
   for (const finalizer of ["operator.ptemplate.dev/cleaner", "operator.pt.example.com/cleaner"]) {
-    expect(hasFinalizer({ metadata: { finalizers: [finalizer] } }, byDefault)).toBe(true);
+    expect(hasFinalizer({ metadata: { finalizers: [finalizer] } }, byDefault, OURS)).toBe(true);
+    // Another operator's plugin of the same name: neither name is its.
+    expect(hasFinalizer({ metadata: { finalizers: [finalizer] } }, byDefault, BACKUP)).toBe(false);
   }
   // A plugin that names its own finalizer never had the old default.
-  expect(hasFinalizer({ metadata: { finalizers: ["operator.pt.example.com/p"] } }, own)).toBe(
+  expect(hasFinalizer({ metadata: { finalizers: ["operator.pt.example.com/p"] } }, own, OURS)).toBe(
     false,
   );
 });
@@ -43,8 +52,8 @@ Deno.test("setFinalizer adds the current name, and removes the old one with it",
       finalizers: ["someone.else/keep", "operator.pt.example.com/cleaner"],
     },
   };
-  await setFinalizer(client, FOR, object, { name: "cleaner" }, { present: false });
-  await setFinalizer(client, FOR, { metadata: { name: "y" } }, { name: "cleaner" }, {
+  await setFinalizer(client, FOR, object, { name: "cleaner" }, OURS, { present: false });
+  await setFinalizer(client, FOR, { metadata: { name: "y" } }, { name: "cleaner" }, OURS, {
     present: true,
   });
   expect(patches).toEqual([

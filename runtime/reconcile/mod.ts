@@ -10,7 +10,6 @@ export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
 export * from "./finalizer.ts";
 export * from "./foreign_fields.ts";
-export * from "./operator_domain.ts";
 export * from "./ownership.ts";
 export * from "./work_queue.ts";
 export * from "./write_loop_guard.ts";

@@ -4,3 +4,4 @@
  */
 export * from "./assignment.ts";
 export * from "./shard_ring.ts";
+export * from "./shard_names.ts";

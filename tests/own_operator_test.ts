@@ -1,0 +1,411 @@
+/**
+ * Operators of one's own, the way the README makes them, outside this repository: `deno task new`
+ * from a fresh clone, then `new plugin Backup` in the new folder, whose files pass its own
+ * `check` and `test` (unit and integration) at once, whose `rbac` and `crds` name it and its kind,
+ * and whose generated types follow its schema. Then two such operators with the same plugin name
+ * and kind (in two domains) run in one control plane as real processes, each as its own
+ * ServiceAccount with the RBAC its `rbac` prints: both converge, the audit log shows neither
+ * writing an object of the other, their Leases and RBAC objects are distinct, and uninstalling one
+ * leaves the other working.
+ */
+import { expect } from "expect";
+import { parseAllDocuments } from "yaml";
+import { CLUSTER_ROLE, CONFIG_MAP, LEASE, NAMESPACE } from "../kube/kinds.ts";
+import type { KubeObject, Unstructured } from "../kube/object.ts";
+import type { Resource } from "../kube/resource.ts";
+import { ControlPlane, WRITE_VERBS } from "../testing/control_plane.ts";
+import { eventually } from "../testing/eventually.ts";
+import { binariesTest } from "../testing/integration_test_case.ts";
+import {
+  documented,
+  runDocumented,
+  type Running,
+  startCommand,
+} from "./fixtures/documented_commands.ts";
+import { freshClone } from "./fixtures/fresh_clone.ts";
+import { kubectlOk } from "./fixtures/kubectl.ts";
+
+/** An operator made by the scaffold, and where it is. */
+interface Own {
+  name: string;
+  domain: string;
+  folder: string;
+  namespace: string;
+  /** Its kind, Backup in its domain. */
+  backup: Resource<
+    KubeObject & { spec: { message: string }; status?: { configMap?: string } },
+    true
+  >;
+  serviceAccount: string;
+  lease: string;
+}
+
+function own(dir: string, name: string, domain: string): Own {
+  return {
+    name,
+    domain,
+    folder: `${dir}/${name}`,
+    namespace: `${name}-system`,
+    backup: {
+      group: domain,
+      version: "v1alpha1",
+      kind: "Backup",
+      plural: "backups",
+      namespaced: true,
+    },
+    serviceAccount: `system:serviceaccount:${name}-system:${name}`,
+    lease: `${name}.${domain}`,
+  };
+}
+
+/** `deno <args>` in `cwd`, as a person types it there. */
+async function deno(cwd: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+}
+
+/** Like `deno`, but a failure throws with what it printed. */
+async function denoOk(cwd: string, ...args: string[]) {
+  const result = await deno(cwd, ...args);
+  if (result.code !== 0) {
+    throw new Error(
+      `deno ${args.join(" ")} in ${cwd} exited ${result.code}:\n${result.stdout}\n${result.stderr}`,
+    );
+  }
+  return result;
+}
+
+/** Every file under `dir` (but deno.lock) with its text. */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for await (const entry of Deno.readDir(dir)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) { for (const [p, t] of await snapshot(path)) files.set(p, t); }
+    else if (entry.name !== "deno.lock") files.set(path, await Deno.readTextFile(path));
+  }
+  return files;
+}
+
+const NEW = documented(
+  "deno task new ../backup-operator --name backup-operator --domain backup.example.com",
+);
+
+await binariesTest(
+  "own operators: scaffolded outside this repository, two in one cluster",
+  async (binaries, t) => {
+    const { dir, clone } = await freshClone();
+    const a = own(dir, "backup-operator", "backup.example.com");
+    // The same plugin name and kind, another operator: nothing of theirs may be shared.
+    const b = own(dir, "archive-operator", "archive.example.com");
+    const running: Running[] = [];
+    let plane: ControlPlane | undefined;
+    let failed = false;
+    const step = async (name: string, fn: () => Promise<void>) => {
+      if (!await t.step(name, fn)) failed = true;
+    };
+    try {
+      await step(
+        "new, as the README says, writes a repository beside the clone, once",
+        async () => {
+          const made = await runDocumented(NEW, {
+            cwd: clone,
+            checkout: clone,
+            extraArgs: ["--runtime", clone],
+          });
+          expect({ code: made.code, stderr: made.code ? made.stderr : "" }).toEqual({
+            code: 0,
+            stderr: "",
+          });
+          const config = JSON.parse(await Deno.readTextFile(`${a.folder}/deno.json`));
+          expect(config.imports["ptemplate-operator/"]).toBe("../ptemplate-operator/");
+          // Again: refused, and nothing changed.
+          const before = await snapshot(a.folder);
+          const again = await runDocumented(NEW, {
+            cwd: clone,
+            checkout: clone,
+            extraArgs: ["--runtime", clone],
+          });
+          expect(again.code).not.toBe(0);
+          expect(again.stderr).toContain("already exist");
+          expect(await snapshot(a.folder)).toEqual(before);
+          // The other one, the same way.
+          await denoOk(
+            clone,
+            "task",
+            "new",
+            `../${b.name}`,
+            "--name",
+            b.name,
+            "--domain",
+            b.domain,
+            "--runtime",
+            clone,
+          );
+        },
+      );
+
+      await step("new plugin Backup adds the kind, its CRD, types, plugin and tests", async () => {
+        for (const op of [a, b]) {
+          const added = await denoOk(op.folder, "task", "new", "plugin", "Backup");
+          expect(added.stdout).toContain(`Backup (${op.domain}/v1alpha1) is ready`);
+        }
+        const refused = await deno(a.folder, "task", "new", "plugin", "Backup");
+        expect(refused.code).not.toBe(0);
+        expect(refused.stderr).toContain("already exist");
+      });
+
+      await step(
+        "what they wrote passes its own check (types, fmt, lint) and test, at once",
+        async () => {
+          await denoOk(a.folder, "task", "check");
+          const tested = await denoOk(a.folder, "task", "test");
+          expect(tested.stdout).toMatch(/^ok \| 3 passed \(2 steps\) \| 0 failed/m);
+          // Unit, integration against a control plane, and the generated files' staleness.
+          for (
+            const name of [
+              "it asks for one ConfigMap",
+              "backup plugin against a real API server",
+              "crds/ and each kind's types",
+            ]
+          ) {
+            expect(tested.stdout).toContain(name);
+          }
+        },
+      );
+
+      await step("its rbac, crds and version name it and its kind", async () => {
+        const rbac = parseAllDocuments((await denoOk(a.folder, "task", "start", "rbac")).stdout)
+          .map((d) => d.toJS());
+        expect(rbac.map((o) => `${o.kind} ${o.metadata.namespace ?? ""}/${o.metadata.name}`))
+          .toEqual([
+            "ClusterRole /backup-operator",
+            "ClusterRoleBinding /backup-operator",
+            "Role backup-operator-system/backup-operator-leader-election",
+            "RoleBinding backup-operator-system/backup-operator-leader-election",
+            "ClusterRole /backup-operator-metrics-auth",
+            "ClusterRoleBinding /backup-operator-metrics-auth",
+          ]);
+        expect(rbac[0].rules).toContainEqual({
+          apiGroups: [a.domain],
+          resources: ["backups"],
+          verbs: ["list", "watch"],
+        });
+        expect(JSON.stringify(rbac)).not.toContain("ptemplate");
+        const crds = parseAllDocuments((await denoOk(a.folder, "task", "start", "crds")).stdout)
+          .map((d) => d.toJS());
+        expect(crds.map((c) => c.metadata.name)).toEqual([`backups.${a.domain}`]);
+        expect((await denoOk(a.folder, "task", "start", "version")).stdout).toMatch(
+          /^backup-operator 0\.1\.0 /,
+        );
+      });
+
+      await step(
+        "its types follow its schema: a new field, deno task crds, and they have it",
+        async () => {
+          const crd = `${b.folder}/plugins/backup/crd.ts`;
+          const source = await Deno.readTextFile(crd);
+          await Deno.writeTextFile(
+            crd,
+            source.replace(
+              "    properties: {\n",
+              '    properties: {\n      retentionDays: { type: "integer", minimum: 1, description: "Days to keep." },\n',
+            ),
+          );
+          const stale = await deno(b.folder, "task", "test", "crds_test.ts");
+          expect(stale.code).not.toBe(0);
+          expect(stale.stderr + stale.stdout).toContain("plugins/backup/backup_types.ts (stale)");
+          await denoOk(b.folder, "task", "crds");
+          const types = await Deno.readTextFile(`${b.folder}/plugins/backup/backup_types.ts`);
+          expect(types).toContain("  /** Days to keep. */\n  retentionDays?: number;\n");
+          expect(await Deno.readTextFile(`${b.folder}/crds/backups.${b.domain}.yaml`)).toContain(
+            "retentionDays:",
+          );
+          await denoOk(b.folder, "task", "test", "crds_test.ts");
+          await denoOk(b.folder, "check", ".");
+        },
+      );
+      if (failed) return;
+
+      plane = await ControlPlane.start({ binaries, audit: true });
+      const admin = plane.client();
+      const adminKubeconfig = plane.adminKubeconfigPath;
+      await admin.create(NAMESPACE, { metadata: { name: "shared" } });
+
+      await step(
+        "each is installed as the README of its repository says, as its own ServiceAccount",
+        async () => {
+          for (const op of [a, b]) {
+            await denoOk(op.folder, "task", "start", "install", "--kubeconfig", adminKubeconfig);
+            await Deno.writeTextFile(
+              `${op.folder}/rbac.yaml`,
+              (await denoOk(op.folder, "task", "start", "rbac")).stdout,
+            );
+            const identity = await plane!.serviceAccountIdentity(op.namespace, op.name);
+            await kubectlOk(binaries.kubectl, adminKubeconfig, ["apply", "-f", "rbac.yaml"], {
+              cwd: op.folder,
+            });
+            const operator = startCommand([
+              "deno",
+              "task",
+              "start",
+              `--kubeconfig=${identity.kubeconfigPath}`,
+              "--leader-elect",
+              `--leader-election-namespace=${op.namespace}`,
+              "--metrics-bind-address=0",
+              "--health-probe-bind-address=0",
+              "--webhook-bind-address=0",
+              "--log-format=json",
+            ], { cwd: op.folder });
+            running.push(operator);
+          }
+        },
+      );
+
+      // Both ask for a ConfigMap "same-backup": the first to create it keeps it, the other reports.
+      const objects = { [a.name]: ["nightly", "same"], [b.name]: ["weekly", "same"] };
+      await step("both converge, each on its own kind", async () => {
+        for (const op of [a, b]) {
+          for (const name of objects[op.name]) {
+            await admin.create(op.backup, {
+              metadata: { name, namespace: "shared" },
+              spec: { message: `${name} from ${op.name}` },
+            });
+          }
+        }
+        for (const [op, name] of [[a, "nightly"], [b, "weekly"]] as const) {
+          await eventually(async () => {
+            const configMap = await admin.get(CONFIG_MAP, `${name}-backup`, {
+              namespace: "shared",
+            });
+            expect(configMap.data).toEqual({ message: `${name} from ${op.name}` });
+            expect(configMap.metadata.labels).toEqual({ [`${op.lease}/plugin`]: "backup" });
+            const managers = configMap.metadata.managedFields?.map((f) => f.manager);
+            expect(managers).toEqual([`${op.name}/backup`]);
+            const backup = await admin.get(op.backup, name, { namespace: "shared" });
+            expect(backup.status?.configMap).toBe(`${name}-backup`);
+          }, { timeoutMs: 120_000 });
+        }
+      });
+
+      let owners: Record<string, string[]> = {};
+      await step(
+        "neither writes an object of the other (audit log), nor is refused one",
+        async () => {
+          const same = await eventually(() =>
+            admin.get(CONFIG_MAP, "same-backup", { namespace: "shared" })
+          );
+          const winner = [a, b].find((op) => same.data?.message === `same from ${op.name}`)!;
+          expect(same.metadata.ownerReferences?.map((r) => r.apiVersion)).toEqual([
+            `${winner.domain}/v1alpha1`,
+          ]);
+          owners = {
+            [a.name]: ["nightly-backup", ...winner === a ? ["same-backup"] : []],
+            [b.name]: ["weekly-backup", ...winner === b ? ["same-backup"] : []],
+          };
+          const audit = await plane!.auditEvents();
+          for (const [op, other] of [[a, b], [b, a]] as const) {
+            const mine = audit.filter((e) => e.user.username === op.serviceAccount);
+            expect(mine.filter((e) => e.responseStatus?.code === 403).map((e) => e.requestURI))
+              .toEqual([]);
+            const writes = mine.filter((e) =>
+              WRITE_VERBS.has(e.verb) && (e.responseStatus?.code ?? 500) < 400
+            );
+            expect(writes.length).toBeGreaterThan(0);
+            const ofOther = writes.filter((e) => {
+              const ref = e.objectRef ?? {};
+              return ref.apiGroup === other.domain ||
+                (ref.resource === "configmaps" && owners[other.name].includes(ref.name ?? "")) ||
+                (ref.resource === "leases" &&
+                  (ref.name === other.lease || ref.namespace === other.namespace));
+            });
+            expect(ofOther.map((e) => `${e.verb} ${e.requestURI}`)).toEqual([]);
+            // What it wrote at all: its kind's status, its ConfigMaps, its Lease, and Events.
+            const what = new Set(
+              writes.map((e) => `${e.objectRef?.apiGroup ?? ""} ${e.objectRef?.resource}`),
+            );
+            const allowed = [
+              " configmaps",
+              " events",
+              `${op.domain} backups`,
+              "coordination.k8s.io leases",
+            ];
+            expect([...what].filter((w) => !allowed.includes(w))).toEqual([]);
+            expect(what.size).toBeGreaterThanOrEqual(3);
+          }
+        },
+      );
+
+      await step("their Leases and RBAC objects are distinct", async () => {
+        for (const op of [a, b]) {
+          const lease = await admin.get(LEASE, op.lease, { namespace: op.namespace });
+          expect(lease.spec?.holderIdentity).toBeTruthy();
+        }
+        const names = async (op: Own) =>
+          parseAllDocuments(await Deno.readTextFile(`${op.folder}/rbac.yaml`)).map((d) => {
+            const o = d.toJS() as Unstructured;
+            return `${o.kind} ${o.metadata?.namespace ?? ""}/${o.metadata?.name}`;
+          });
+        const [ofA, ofB] = [await names(a), await names(b)];
+        expect(ofA.filter((n) => ofB.includes(n))).toEqual([]);
+        expect(ofA.length).toBe(6);
+        expect(ofB.length).toBe(6);
+      });
+
+      await step("uninstalling one leaves the other working", async () => {
+        const stopped = running.shift()!;
+        stopped.interrupt();
+        expect((await stopped.exited()).code).toBe(0);
+        const removed = await denoOk(
+          a.folder,
+          "task",
+          "start",
+          "uninstall",
+          "--yes",
+          "--kubeconfig",
+          adminKubeconfig,
+        );
+        expect(removed.stdout).toContain(`deleted CustomResourceDefinition backups.${a.domain}`);
+        await kubectlOk(binaries.kubectl, adminKubeconfig, ["delete", "-f", "rbac.yaml"], {
+          cwd: a.folder,
+        });
+        // The other's objects are as they were, and it still reconciles: an edit and a new one.
+        const weekly = await admin.get(CONFIG_MAP, "weekly-backup", { namespace: "shared" });
+        expect(weekly.data).toEqual({ message: "weekly from archive-operator" });
+        await admin.patch(b.backup, "weekly", { spec: { message: "edited" } }, {
+          namespace: "shared",
+        });
+        await admin.create(b.backup, {
+          metadata: { name: "after", namespace: "shared" },
+          spec: { message: "after" },
+        });
+        await eventually(async () => {
+          expect((await admin.get(CONFIG_MAP, "weekly-backup", { namespace: "shared" })).data)
+            .toEqual({ message: "edited" });
+          expect((await admin.get(CONFIG_MAP, "after-backup", { namespace: "shared" })).data)
+            .toEqual({ message: "after" });
+        }, { timeoutMs: 60_000 });
+        for (const name of [b.name, `${b.name}-metrics-auth`]) {
+          await admin.get(CLUSTER_ROLE, name);
+        }
+      });
+    } catch (error) {
+      failed = true;
+      throw error;
+    } finally {
+      for (const operator of running) {
+        operator.interrupt();
+        const status = await operator.exited();
+        if (failed || !status.success) console.error(operator.output().slice(-4000));
+      }
+      await plane?.stop({ keepLogs: failed });
+      if (!failed) await Deno.remove(dir, { recursive: true });
+      else console.error(`own operators kept in ${dir}`);
+    }
+  },
+);

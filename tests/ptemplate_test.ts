@@ -339,13 +339,14 @@ await integrationTest("ptemplate operator end to end", {
         );
         // A value we set, edited by hand: the edit moves it to another field manager, and the
         // projection (which keeps what any manager set) shows the drift.
-        const [key, value] = Object.entries(cached!.spec!.template.spec!.nodeSelector!)[0];
+        const selector = { ...cached!.spec!.template.spec!.nodeSelector };
+        const [key] = Object.keys(selector);
         await admin.patch(DAEMON_SET, "consumer-pod-consumer", {
           spec: { template: { spec: { nodeSelector: { [key]: "hand-edited" } } } },
         }, { namespace: "demo" });
         await eventually(async () =>
           expect((await getDs("demo", "consumer-pod-consumer")).spec?.template.spec?.nodeSelector)
-            .toEqual({ [key]: value })
+            .toEqual(selector)
         );
       },
     );

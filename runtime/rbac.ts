@@ -21,12 +21,16 @@ export interface PolicyRule {
 
 const VERB_ORDER: Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
 
-/** The Lease the replicas elect a leader on, in the operator's own namespace. */
+/**
+ * The Lease the replicas elect a leader on, in the operator's own namespace; with `--shards`, the
+ * ring's Leases there too, which each replica lists and watches by their label and whose member
+ * Lease it deletes as it leaves.
+ */
 export const LEADER_ELECTION_RULES: PolicyRule[] = [
   {
     apiGroups: ["coordination.k8s.io"],
     resources: ["leases"],
-    verbs: ["get", "create", "update", "watch"],
+    verbs: ["get", "list", "watch", "create", "update", "delete"],
   },
 ];
 

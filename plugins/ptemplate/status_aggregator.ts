@@ -369,6 +369,8 @@ export const statusAggregatorPlugin = definePlugin({
         const ds = cache(DAEMON_SET).get(pod.metadata.namespace, owner.name);
         return ds ? ownerPtemplate(ds) : [];
       },
+      // Their label holds their Ptemplate's uid: with --shards each replica keeps only its own.
+      shardKey: (pod) => pod.metadata.labels?.[PTEMPLATE_UID_LABEL],
     }),
     // Every Ptemplate whose selector matches the node, when its readiness, taints, devices or
     // labels change. Optional: a namespaced install has no cluster-wide read of nodes.

@@ -200,7 +200,7 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.#options = options;
     const operator = this.operator = options.operator ?? PTEMPLATE_OPERATOR;
-    const ring = shardNames(operator);
+    const ring = shardNames(operator.objectDomain);
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);

@@ -1,8 +1,7 @@
 /**
- * The names a ring of shards gives its objects, under the operator's own object domain (see
- * OperatorIdentity), so that two operators' rings in one cluster never mix.
+ * The names a ring of shards gives its objects, under the operator's own object domain
+ * (`OperatorIdentity.objectDomain`), so that two operators' rings in one cluster never mix.
  */
-import type { OperatorIdentity } from "../identity/mod.ts";
 
 /** What a ring names: on its Leases, and on the children of its parents. */
 export interface ShardNames {
@@ -18,11 +17,11 @@ export interface ShardNames {
   countAnnotation: string;
 }
 
-/** The ring's names for `operator`. */
-export function shardNames(operator: OperatorIdentity): ShardNames {
+/** The ring's names under `objectDomain` (an operator's, where its labels live). */
+export function shardNames(objectDomain: string): ShardNames {
   return {
-    bucketLabel: `${operator.objectDomain}/shard-bucket`,
-    ringLabel: `${operator.objectDomain}/shard-ring`,
-    countAnnotation: `${operator.objectDomain}/shards`,
+    bucketLabel: `${objectDomain}/shard-bucket`,
+    ringLabel: `${objectDomain}/shard-ring`,
+    countAnnotation: `${objectDomain}/shards`,
   };
 }

@@ -154,7 +154,7 @@ export class KubeClient {
     options: ListOptions = {},
   ): Promise<ObjectList<ObjectTypeOf<R>>> {
     const path = resourcePath(resource, { namespace: options.namespace });
-    return await this.request<ObjectList<ObjectTypeOf<R>>>("GET", path, {
+    const list = await this.request<ObjectList<ObjectTypeOf<R>>>("GET", path, {
       ...options,
       accept: options.metadataOnly ? METADATA_LIST : undefined,
       query: {
@@ -167,6 +167,9 @@ export class KubeClient {
         shardSelector: options.shardSelector,
       },
     });
+    // An empty PartialObjectMetadataList comes with `"items": null`.
+    list.items ??= [];
+    return list;
   }
 
   /** Every item across all pages, and the resourceVersion of the list to watch from. */

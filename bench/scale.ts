@@ -136,7 +136,11 @@ const result: Record<string, unknown> = {
 };
 try {
   const admin = plane.client();
-  await installAllButDeployment(admin, await kustomize(plane.binaries.kubectl, "deploy"));
+  // With shards, the overlay that grants the ring's Leases (deploy/shards).
+  await installAllButDeployment(
+    admin,
+    await kustomize(plane.binaries.kubectl, SHARDED ? "deploy/shards" : "deploy"),
+  );
   const identity = await plane.serviceAccountIdentity(
     "ptemplate-operator-system",
     "ptemplate-operator",

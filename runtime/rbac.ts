@@ -21,19 +21,23 @@ export interface PolicyRule {
 
 const VERB_ORDER: Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete"];
 
-/**
- * The Lease the replicas elect a leader on, in the operator's own namespace; with `--shards`, the
- * ring's Leases there too, which each replica lists and watches by their label and whose member
- * Lease it deletes as it leaves.
- */
+/** The Lease the replicas elect a leader on, in the operator's own namespace. */
 export const LEADER_ELECTION_RULES: PolicyRule[] = [
   {
     apiGroups: ["coordination.k8s.io"],
     resources: ["leases"],
-    verbs: ["get", "list", "watch", "create", "update", "delete"],
+    verbs: ["get", "create", "update", "watch"],
   },
 ];
 
+/**
+ * What a ring of shards (`--shards`) needs beyond leader election, in the same namespace: each
+ * replica lists the ring's Leases by their label (then watches them) and deletes its own member
+ * Lease as it leaves. Granted by `deploy/shards` only: a single leader never uses it.
+ */
+export const SHARD_RING_RULES: PolicyRule[] = [
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list", "delete"] },
+];
 /**
  * What serving `/metrics` securely needs: asking the API server who a caller's token belongs to
  * (TokenReview) and whether they may get the path (SubjectAccessReview); admission asks the

@@ -51,7 +51,33 @@ export const PLUGINS = {
     kind: "list",
     placeholder: "MODULE",
     help: "run the plugins a module exports, and only those unless --plugins adds ours " +
-      "(+kmm-module); under `deno run`; repeatable",
+      "(+kmm-module); a file path, optionally pinned (./x.ts#sha256=HEX); repeatable",
+  },
+} as const satisfies FlagSpecs;
+
+/** Where plugins' code runs and what it may take (runtime/isolation/). */
+export const ISOLATION = {
+  "plugin-isolation": {
+    kind: "string",
+    placeholder: "MODE",
+    choices: ["none", "worker"],
+    help: "worker: every --plugin plugin runs in a Worker of its own, which a reconcile past its " +
+      "deadline or a heap past --plugin-heap-limit ends instead of the operator (a plugin may " +
+      'ask for it with isolation: "worker"); none: in the operator\'s isolate',
+    default: "none",
+  },
+  "reconcile-timeout": {
+    kind: "number",
+    placeholder: "SECONDS",
+    help: "the most one reconcile may take: past it its writes are refused, its slot freed and " +
+      "the key retried with backoff; quarantined after 3 in a row until the object changes",
+    default: 60,
+  },
+  "plugin-heap-limit": {
+    kind: "integer",
+    placeholder: "MIB",
+    help: "the JavaScript heap a plugin's Worker may grow to before it is ended",
+    default: 256,
   },
 } as const satisfies FlagSpecs;
 
@@ -160,6 +186,7 @@ export const RUN = {
     // Reconciles mostly wait on the API server, so a few in flight keep it busy.
     default: 8,
   },
+  ...ISOLATION,
   ...PLUGINS,
 } as const satisfies FlagSpecs;
 

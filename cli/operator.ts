@@ -24,10 +24,10 @@ import { describeFlags, parseFlags, UsageError } from "./flags.ts";
 import {
   builtInCatalog,
   type CatalogEntry,
-  loadPluginModules,
   selectPlugins,
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
+import { loadPluginModules } from "./plugin_loading.ts";
 
 export type { CatalogEntry };
 

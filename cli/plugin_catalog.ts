@@ -8,6 +8,7 @@ import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
 import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
 import { UsageError } from "./flags.ts";
+import type { PluginSource } from "./plugin_loading.ts";
 
 export interface CatalogEntry {
   plugin: Plugin;
@@ -20,6 +21,8 @@ export interface CatalogEntry {
    * with its CRD as installed where that is served (more versions than `crds` has).
    */
   conversions?: Conversion[];
+  /** Where a `--plugin` plugin was loaded from (a Worker loads it from there too). */
+  source?: PluginSource;
 }
 
 /** The Ptemplate's versions, converted by the conversion webhook. */
@@ -48,35 +51,6 @@ export function builtInCatalog(): CatalogEntry[] {
     },
     { plugin: guestbookPlugin, crds: [GUEST_CRD], enabledByDefault: false },
   ];
-}
-
-/** True when a module export looks like a plugin made by `definePlugin`. */
-function isPlugin(value: unknown): value is Plugin {
-  const v = value as Partial<Plugin> | null;
-  return typeof v === "object" && v !== null && typeof v.name === "string" &&
-    typeof v.reconcile === "function" && typeof v.for === "object";
-}
-
-/** Loads `--plugin` modules: every exported plugin is added, enabled. */
-export async function loadPluginModules(specifiers: string[]): Promise<CatalogEntry[]> {
-  const entries: CatalogEntry[] = [];
-  for (const specifier of specifiers) {
-    const url = /^[a-z]+:/.test(specifier)
-      ? specifier
-      : new URL(specifier, `file://${Deno.cwd()}/`).href;
-    const module = await import(url).catch((error) => {
-      throw new UsageError(`--plugin ${specifier}: cannot load it: ${error.message}`);
-    });
-    const plugins = Object.values(module).filter(isPlugin);
-    if (!plugins.length) {
-      throw new UsageError(`--plugin ${specifier} exports no plugin (made with definePlugin)`);
-    }
-    const crds = Object.values(module).filter((v): v is Unstructured =>
-      (v as Unstructured | null)?.kind === "CustomResourceDefinition"
-    );
-    for (const plugin of plugins) entries.push({ plugin, crds, enabledByDefault: true });
-  }
-  return entries;
 }
 
 /**

@@ -1,11 +1,6 @@
 import { expect } from "expect";
-import {
-  builtInCatalog,
-  crdsOf,
-  loadPluginModules,
-  selectPlugins,
-  withLoadedPlugins,
-} from "./plugin_catalog.ts";
+import { builtInCatalog, crdsOf, selectPlugins, withLoadedPlugins } from "./plugin_catalog.ts";
+import { loadPluginModules } from "./plugin_loading.ts";
 
 const names = (entries: { plugin: { name: string } }[]) => entries.map((e) => e.plugin.name);
 
@@ -30,20 +25,6 @@ Deno.test("--plugins: default set, exact set, edits, and unknown names", () => {
   expect(crdsOf(selectPlugins(catalog, undefined)).map((c) => c.metadata?.name)).toEqual([
     "ptemplates.pt.example.com",
   ]);
-});
-
-Deno.test("--plugin loads every plugin and CRD a module exports", async () => {
-  const entries = await loadPluginModules([
-    new URL("../tests/fixtures/config_set.ts", import.meta.url).href,
-  ]);
-  expect(names(entries)).toEqual(["config-set"]);
-  expect(entries[0].crds.map((c) => c.metadata?.name)).toEqual(["configsets.test.ptemplate.dev"]);
-  await expect(loadPluginModules(["./does/not/exist.ts"])).rejects.toThrow(
-    /--plugin .\/does\/not\/exist.ts: cannot load it/,
-  );
-  await expect(loadPluginModules([new URL("./flags.ts", import.meta.url).href])).rejects.toThrow(
-    /exports no plugin/,
-  );
 });
 
 Deno.test("--plugin runs what it loads; the built-ins only when --plugins adds them", async () => {

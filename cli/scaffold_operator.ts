@@ -21,6 +21,7 @@ export const RELEASE_URL =
 export const RUNTIME_IMPORTS = [
   "@logtape/logtape",
   "@peculiar/x509",
+  "es-module-lexer",
   "expect",
   "kubernetes-types/",
   "reflect-metadata",

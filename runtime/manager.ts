@@ -39,6 +39,7 @@ import { bucketLabel, bucketOf } from "../kube/shard_range.ts";
 import type { Resource } from "../kube/resource.ts";
 import { StartupError } from "../util/startup_error.ts";
 import { declaredReads, MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
+import type { PluginRunner } from "./isolation/mod.ts";
 import { fieldManagerOf, type OperatorIdentity, PTEMPLATE_OPERATOR } from "./identity/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
 
@@ -145,6 +146,17 @@ export interface ManagerOptions {
    * reading `undefined` from a cache that did not keep it: for tests (`runManager` turns it on).
    */
   strictReads?: boolean;
+  /**
+   * @internal Where each plugin's code runs (runtime/isolation/): by default in this isolate;
+   * the CLI's `--plugin-isolation` sets it. Runners are closed when `run` returns.
+   */
+  runnerFor?: (plugin: Plugin, metrics: Registry) => PluginRunner | undefined;
+  /**
+   * The deadline of a reconcile of a plugin that sets no `reconcileTimeoutMs`; default 60 s.
+   * Past it the visit's writes are refused, its worker slot freed, the key retried with backoff
+   * (quarantined after three in a row). Too short abandons reconciles that are merely slow.
+   */
+  reconcileTimeoutMs?: number;
   /** Where metrics go; default a new one (served at `/metrics`). */
   registry?: Registry;
   /** The manager's own logger; default category `manager`. */
@@ -186,6 +198,8 @@ export class Manager {
    */
   readonly controllers: Controller<KubeObject>[];
   readonly #options: ManagerOptions;
+  /** Plugins whose code runs elsewhere than this isolate (a Worker), by name. */
+  readonly #runners = new Map<string, PluginRunner>();
   /** Whose runtime this is (the option, or ours). */
   readonly operator: OperatorIdentity;
   readonly #log: Logger;
@@ -288,6 +302,10 @@ export class Manager {
     const metrics = new ControllerMetrics(this.registry);
     const problems = new ChildProblems();
     const guard = new WriteLoopGuard(options.writeLoopGuard);
+    for (const plugin of options.plugins) {
+      const runner = options.runnerFor?.(plugin, this.registry);
+      if (runner) this.#runners.set(plugin.name, runner);
+    }
     this.controllers = options.plugins.map((plugin) =>
       // The informer hands each plugin objects of the kind it declared in `for`.
       new Controller(plugin, {
@@ -305,6 +323,8 @@ export class Manager {
         problems,
         guard,
         concurrency: options.concurrency,
+        runner: this.#runners.get(plugin.name),
+        reconcileTimeoutMs: options.reconcileTimeoutMs,
       })
     );
   }
@@ -344,6 +364,7 @@ export class Manager {
       await withinMs(this.#events.close(), EVENTS_FLUSH_MS);
       await webhooks?.stop();
       await Promise.all(servers.map((s) => s.stop()));
+      await Promise.all([...this.#runners.values()].map((runner) => runner.close()));
       callers.close();
       this.#log.info("stopped");
     }
@@ -535,7 +556,7 @@ export class Manager {
     const client = callerClient("admission", ADMISSION_RATE_LIMIT);
     return new WebhookServer({
       ...webhooks,
-      plugins: this.#options.plugins,
+      plugins: this.#options.plugins.map((p) => this.#runners.get(p.name)?.admission ?? p),
       context: {
         client,
         cache: (resource) => this.pool.cache(resource),

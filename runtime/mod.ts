@@ -14,3 +14,4 @@ export * from "./reconcile/mod.ts";
 export * from "./webhooks/mod.ts";
 export * from "./manager.ts";
 export * from "./rbac.ts";
+export * from "./isolation/mod.ts";

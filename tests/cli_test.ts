@@ -24,7 +24,7 @@ Deno.test("cli: version, --help and crds (what the release smoke test runs)", as
   const version = await run("version");
   expect(version).toMatchObject({
     code: 0,
-    stdout: expect.stringMatching(/^ptemplate-operator \d+\.\d+\.\d+ \(deno /),
+    stdout: expect.stringMatching(/^ptemplate-operator \d+\.\d+\.\d+ \(plugin API \d+\.\d+, deno /),
   });
   const help = await run("--help");
   expect(help.code).toBe(0);

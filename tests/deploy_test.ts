@@ -15,8 +15,9 @@ import { integrationTest } from "../testing/integration_test_case.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
 import { deploymentArgs, kustomize } from "./fixtures/manifests.ts";
 import { insecureFetch } from "./fixtures/insecure_fetch.ts";
-import { OperatorRun } from "./fixtures/operator_command.ts";
+import { OperatorRun, spawnOperator } from "./fixtures/operator_command.ts";
 
+const root = new URL("../", import.meta.url);
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 
 interface Rule {
@@ -251,4 +252,53 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
     expect([...granted].filter((g) => !used.has(g)).sort()).toEqual([]);
     expect([...used].filter((u) => !granted.has(u)).sort()).toEqual([]);
   });
+
+  await step(
+    "deploy/plugin: a plugin by ConfigMap and by image volume, with rbac --plugin's RBAC",
+    async () => {
+      const file = "deploy/plugin/configmap/key_counter.ts";
+      const digest = Array.from(
+        new Uint8Array(
+          await crypto.subtle.digest("SHA-256", await Deno.readFile(new URL(file, root))),
+        ),
+        (b) => b.toString(16).padStart(2, "0"),
+      ).join("");
+      for (const way of ["configmap", "image"]) {
+        const rendered = await kustomize(plane.binaries.kubectl, `deploy/plugin/${way}`);
+        // The pin the overlay loads the plugin with is the file's digest.
+        expect(deploymentArgs(rendered)).toEqual(expect.arrayContaining([
+          `--plugin=/plugins/key_counter.ts#sha256=${digest}`,
+          "--plugin-isolation=worker",
+        ]));
+        const applied = await kubectlOk(plane.binaries.kubectl, plane.adminKubeconfigPath, [
+          "apply",
+          "-k",
+          `deploy/plugin/${way}`,
+          "--dry-run=server",
+          "-o",
+          "yaml",
+        ]);
+        // The API server kept the volume the plugin comes in (it drops fields it does not serve).
+        expect(applied.stdout).toContain(
+          way === "image" ? "reference: ghcr.io/ptemplate/key-counter-plugin:v1" : "configMap:",
+        );
+      }
+      // Its RBAC is what `rbac --plugin` derives, loading the file as the overlays do: pinned.
+      const derived = spawnOperator(["rbac", `--plugin=${file}#sha256=${digest}`]);
+      const [status, text] = await Promise.all([
+        derived.status,
+        new Response(derived.stdout).text(),
+        derived.stderr.cancel(),
+      ]);
+      expect(status.code).toBe(0);
+      const plugin = (docs: Unstructured[]) =>
+        docs.filter((d) => d.metadata?.name === "ptemplate-operator");
+      const shipped = await Deno.readTextFile(
+        new URL("deploy/plugin/rbac/cluster_role.yaml", root),
+      );
+      expect(plugin(parseAllDocuments(shipped).map((d) => d.toJS()))).toEqual(
+        plugin(parseAllDocuments(text).map((d) => d.toJS())),
+      );
+    },
+  );
 });

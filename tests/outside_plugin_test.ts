@@ -97,7 +97,7 @@ Deno.test("a plugin in another repository, as the guide says: checks, loads, shi
         expect(rbac.stdout).not.toContain("ptemplate-operator");
         expect(rbac.stdout).toContain("name: note-operator-leader-election");
         const version = await deno(dir, "run", ...permissionFlags("start"), "main.ts", "version");
-        expect(version.stdout).toMatch(/^note-operator 0\.1\.0 \(deno /);
+        expect(version.stdout).toMatch(/^note-operator 0\.1\.0 \(plugin API \d+\.\d+, deno /);
       },
     );
   } finally {

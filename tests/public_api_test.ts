@@ -27,6 +27,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "NAMESPACE",
     "NETWORK_POLICY",
     "NODE",
+    "PLUGIN_API_VERSION",
     "POD",
     "PTEMPLATE_OPERATOR",
     "PermanentError",

@@ -39,6 +39,7 @@ const TASKS = [
   "bench",
   "bench:scale",
   "bench:latency",
+  "bench:isolation",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -122,6 +123,12 @@ await binariesTest(
       await t.step("bench measures against its references", async () => {
         const result = ok(await runDocumented("deno task bench", here));
         expect(result.stdout).toMatch(/faster than|slower than/);
+      });
+
+      await t.step("bench:isolation, small: in-process against a Worker, as ratios", async () => {
+        const result = ok(await runDocumented("deno task bench:isolation --count 50", here));
+        expect(result.stdout).toContain("workerOverInProcess");
+        expect(result.stdout).toContain("rssPerWorkerMiB");
       });
 
       await t.step("compile gets through everything before its download, offline", async () => {

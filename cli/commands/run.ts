@@ -20,6 +20,7 @@ import { connect } from "../connect.ts";
 import { METRICS_ADDRESS, RUN } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
+import { isolatedRunners } from "../plugin_isolation.ts";
 import { metricsRoles } from "../rbac_manifests.ts";
 import { webhookNames } from "../webhook_manifests.ts";
 
@@ -38,6 +39,11 @@ export const runCommand = defineCommand({
       throw new UsageError(
         `--concurrency must be from 1 to ${MAX_CONCURRENCY} workers per plugin, not ${values.concurrency}`,
       );
+    }
+    for (const flag of ["reconcile-timeout", "plugin-heap-limit"] as const) {
+      if (!(values[flag] > 0)) {
+        throw new UsageError(`--${flag} must be positive, not ${values[flag]}`);
+      }
     }
     const shards = values.shards;
     if (shards !== undefined && (shards < 1 || shards > MAX_SHARDS)) {
@@ -95,6 +101,13 @@ export const runCommand = defineCommand({
       healthBind,
       webhooks: await webhooksFor(values, entries, logger, client, operator),
       concurrency: values.concurrency,
+      reconcileTimeoutMs: values["reconcile-timeout"] * 1000,
+      runnerFor: isolatedRunners(entries, {
+        mode: values["plugin-isolation"] as "none" | "worker",
+        heapLimitMb: values["plugin-heap-limit"],
+        timeoutMs: values["reconcile-timeout"] * 1000,
+        log: log("isolation"),
+      }),
     });
     try {
       await manager.run(signal);

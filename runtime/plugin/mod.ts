@@ -5,3 +5,4 @@
 export * from "./conditions.ts";
 export * from "./field_path.ts";
 export * from "./plugin.ts";
+export * from "./plugin_api_version.ts";

@@ -5,6 +5,11 @@ import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.
 import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";
 import { type CacheReader, projector, type StoreChange } from "../cache/mod.ts";
+import {
+  isPluginApiVersion,
+  PLUGIN_API_VERSION,
+  type PluginApiVersion,
+} from "./plugin_api_version.ts";
 
 /**
  * Which object of the plugin's kind to reconcile, as controller-runtime's `NamespacedName`: its
@@ -370,6 +375,35 @@ export interface PluginSpec<T extends KubeObject = KubeObject, N extends boolean
    * per object (metrics series, say). Children need nothing: owner references remove them.
    */
   onDeleted?: (ref: NamespacedName, context: { log: Logger; metrics: Registry }) => void;
+  /**
+   * The plugin API version the plugin was written against (`major.minor`); default the version
+   * of the `mod.ts` that `definePlugin` came from. Declare the version your `mod.ts` had when you
+   * built the plugin (`ptemplate-operator version` prints it) so that a binary serving an older
+   * or incompatible API refuses it at start instead of failing in the middle of a reconcile.
+   */
+  pluginApi?: PluginApiVersion;
+  /**
+   * `"worker"`: run this plugin's code (reconcile, finalize, watch mappings and filters,
+   * admission) in a Worker of its own, where a reconcile past its deadline or a heap past its cap
+   * ends the Worker instead of the operator. Only for plugins loaded with `--plugin` (the Worker
+   * loads the same module). Default: as `--plugin-isolation` says.
+   */
+  isolation?: "worker";
+  /**
+   * The most one `reconcile` or `finalize` may take, in milliseconds; default
+   * `--reconcile-timeout` (60 s). Past it the visit is abandoned: its writes are refused from then
+   * on, its `signal` aborts, its worker slot is freed, and the key is retried with backoff; in a
+   * Worker, the Worker is ended and started again. After three such timeouts in a row a key is
+   * quarantined until its object changes. Too short abandons reconciles that are merely slow (an
+   * API server answering in seconds); too long keeps a stuck key's slot that long.
+   */
+  reconcileTimeoutMs?: number;
+  /**
+   * In a Worker, the most its JavaScript heap may grow to, in MiB; default `--plugin-heap-limit`
+   * (256). Past it the Worker is ended as for a timeout. Too small ends a plugin that merely
+   * holds many objects at once; too large lets a leak take that much of the pod's memory.
+   */
+  heapLimitMb?: number;
 }
 
 /** A plugin, as registered with the manager. */
@@ -461,7 +495,44 @@ export function definePlugin<T extends KubeObject = KubeObject, N extends boolea
         `not ${concurrency}`,
     );
   }
-  return Object.freeze({ ...spec });
+  const pluginApi = spec.pluginApi ?? PLUGIN_API_VERSION;
+  if (!isPluginApiVersion(pluginApi)) {
+    throw new TypeError(
+      `plugin ${spec.name}: pluginApi must be written major.minor (e.g. "${PLUGIN_API_VERSION}"), ` +
+        `not ${JSON.stringify(pluginApi)}`,
+    );
+  }
+  for (
+    const [field, value] of [
+      ["reconcileTimeoutMs", spec.reconcileTimeoutMs],
+      ["heapLimitMb", spec.heapLimitMb],
+    ] as const
+  ) {
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+      throw new RangeError(`plugin ${spec.name}: ${field} must be a positive number, not ${value}`);
+    }
+  }
+  const plugin = Object.freeze({ ...spec, pluginApi });
+  DEFINED.add(plugin);
+  return plugin;
+}
+
+/** Every plugin this module's `definePlugin` made. */
+const DEFINED = new WeakSet<object>();
+
+/**
+ * True when `value` was made by this very `definePlugin`: a plugin that bundled its own copy of
+ * the runtime carries another's, whose types and behaviour may differ from ours.
+ */
+export function isDefinedHere(value: unknown): boolean {
+  return typeof value === "object" && value !== null && DEFINED.has(value);
+}
+
+/** True when `value` has the shape of a plugin (a name, a kind, a reconcile), made by anyone. */
+export function looksLikePlugin(value: unknown): value is Plugin {
+  const v = value as Partial<Plugin> | null;
+  return typeof v === "object" && v !== null && typeof v.name === "string" &&
+    typeof v.reconcile === "function" && typeof v.for === "object";
 }
 
 /**

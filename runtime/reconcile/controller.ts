@@ -41,6 +41,18 @@ import {
   type Plugin,
   type ReconcileContext,
 } from "../plugin/mod.ts";
+import {
+  clearQuarantine,
+  inProcessRunner,
+  type PluginRunner,
+  Quarantine,
+  type QuarantineNotice,
+  ReconcileTimeoutError,
+  reportQuarantine,
+  VisitDeadline,
+  whenReady,
+  WorkerInterruptedError,
+} from "../isolation/mod.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import type { ChildProblems } from "./child_problems.ts";
@@ -63,6 +75,10 @@ export interface ControllerDeps {
   guard: WriteLoopGuard;
   /** Workers when the plugin does not say; default 1. */
   concurrency?: number;
+  /** Where the plugin's code runs; default in this isolate. */
+  runner?: PluginRunner;
+  /** The deadline of a reconcile or finalize when the plugin does not say; default 60 s. */
+  reconcileTimeoutMs?: number;
   /**
    * When replicas split the keys (a ring of shards): who may reconcile an object now. Without
    * it, this replica reconciles every key (while it leads).
@@ -96,6 +112,9 @@ export interface KeyClaim {
   signal: AbortSignal;
   release(): void;
 }
+
+/** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
+export const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
 
 /** A visit, with what the step after it needs. */
 interface Visited<T extends KubeObject> {
@@ -131,6 +150,12 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #reads: Informer[];
   /** Keys put aside until a cache that was behind has listed again, by that cache. */
   readonly #parked = new Map<Informer, Set<string>>();
+  /** Where the plugin's code runs. */
+  readonly #runner: PluginRunner;
+  /** Keys put aside after reconciles that kept passing their deadline. */
+  readonly #quarantine = new Quarantine();
+  /** Keys whose object carries our quarantine condition, to take it off once a visit works. */
+  readonly #conditioned = new Set<string>();
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
@@ -138,6 +163,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#deps = deps;
     this.#log = deps.log.with({ controller: plugin.name });
     this.#warnings = new WarningThrottle(this.#log);
+    this.#runner = deps.runner ?? inProcessRunner(plugin);
     const owned = ownedKinds(plugin);
     this.#applier = new Applier({
       name: plugin.name,
@@ -163,7 +189,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
       const deleting = change.type === "updated" && plugin.finalize &&
         !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
-      if (deleting || !plugin.filter || plugin.filter(change)) this.#enqueue(key);
+      if (deleting) return this.#enqueue(key);
+      whenReady(
+        () => this.#runner.filter(change),
+        (pass) => pass && this.#enqueue(key),
+        (error) => this.#log.error("filter of {object} failed: {error}", { object: key, error }),
+      );
     });
     for (const { resource } of owned) {
       pool.onChange(resource, (change) => {
@@ -182,27 +213,27 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
     }
     this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
-    for (const watch of plugin.watches ?? []) {
+    for (const [index, watch] of (plugin.watches ?? []).entries()) {
       const context = {
         cache: <R extends KubeObject, N extends boolean>(resource: Resource<R, N>) =>
           this.#reader(resource, pool.cache(resource)),
       };
+      const failed = (error: unknown) =>
+        this.#log.error("watch mapping of {kind} failed: {error}", {
+          kind: watch.resource.kind,
+          error,
+        });
+      const map = (object: Stored<KubeObject>) =>
+        whenReady(() => this.#runner.map(index, object, context), (refs) => {
+          for (const at of refs) this.#enqueue(refKey(refTo(plugin.for, at)));
+        }, failed);
       pool.onChange<Stored<KubeObject>>(watch.resource, (raw) => {
         const change = this.#strictChange(watch.resource, raw);
-        if (watch.filter && !watch.filter(change)) return;
-        const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
-        for (const object of objects) {
-          try {
-            for (const at of watch.map(object, context)) {
-              this.#enqueue(refKey(refTo(plugin.for, at)));
-            }
-          } catch (error) {
-            this.#log.error("watch mapping of {kind} failed: {error}", {
-              kind: watch.resource.kind,
-              error,
-            });
-          }
-        }
+        whenReady(() => this.#runner.watchFilter(index, change), (pass) => {
+          if (!pass) return;
+          if (change.type === "updated") map(change.old);
+          map(change.object);
+        }, failed);
       });
     }
     // Another plugin could not write one of our objects' children: its status may say so.
@@ -249,6 +280,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     metrics.maxConcurrent.set({ controller: this.name }, concurrency);
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);
+    metrics.reconcileTimeouts.inc({ controller: this.name }, 0);
     this.enqueueAll();
     const shutDown = () => queue.shutDown();
     stop.addEventListener("abort", shutDown, { once: true });
@@ -340,9 +372,26 @@ export class Controller<T extends KubeObject = KubeObject> {
   async #process(queue: WorkQueue, key: string, abort: AbortSignal): Promise<void> {
     const parent = parseRefKey(key);
     const started = performance.now();
-    const visited = await this.#visit(parent, key, abort);
+    const current = this.#deps.pool.cache(this.plugin.for).get(parent.namespace, parent.name);
+    if (this.#quarantine.holds(key, current?.metadata)) return;
+    const deadline = new VisitDeadline(
+      this.plugin.reconcileTimeoutMs ?? this.#deps.reconcileTimeoutMs ??
+        DEFAULT_RECONCILE_TIMEOUT_MS,
+      abort,
+    );
+    let visited;
+    try {
+      visited = await this.#visit(parent, key, deadline);
+    } finally {
+      deadline.end();
+    }
+    const error = "error" in visited.visit ? visited.visit.error : undefined;
+    // Its Worker was ended by another key's visit: this one did nothing wrong, and goes again.
+    if (error instanceof WorkerInterruptedError) return queue.add(key);
     const step = nextStep(visited.visit);
     this.#carryOut(step, { queue, key, parent, visited });
+    if (error instanceof ReconcileTimeoutError) this.#timedOut(queue, key, visited.object, error);
+    else if (visited.visit.kind !== "behind") this.#finishedInTime(key, visited.object);
     if (step.result) {
       const { metrics } = this.#deps;
       metrics.reconcileTotal.inc({ controller: this.name, result: step.result });
@@ -358,7 +407,7 @@ export class Controller<T extends KubeObject = KubeObject> {
    * the applier behind it. Never throws for what the plugin or the API server did: that is the
    * visit's outcome.
    */
-  async #visit(parent: ObjectRef, key: string, abort: AbortSignal): Promise<Visited<T>> {
+  async #visit(parent: ObjectRef, key: string, deadline: VisitDeadline): Promise<Visited<T>> {
     const { pool, claims } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
@@ -371,7 +420,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     const claim = claims?.claim(object.metadata.uid);
     if (claims && !claim) return { visit: { kind: "elsewhere" } };
     try {
-      return await this.#visitClaimed(object, parent, key, abort, claim);
+      return await this.#visitClaimed(object, parent, key, deadline, claim);
     } finally {
       claim?.release();
     }
@@ -382,7 +431,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     object: Stored<T>,
     parent: ObjectRef,
     key: string,
-    abort: AbortSignal,
+    deadline: VisitDeadline,
     claim: KeyClaim | undefined,
   ): Promise<Visited<T>> {
     const { pool, events, metrics, problems } = this.#deps;
@@ -392,8 +441,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     const reads = this.#reads.filter(mine);
     const behind = reads.filter((informer) => !informer.fresh);
     if (behind.length) return { visit: { kind: "behind" }, behind };
+    // A shard lost or handed over: the visit's writes are refused at once (its code runs on to
+    // its deadline; `claim.signal` is not yet joined to the deadline's).
     const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
-    if (claim) abort = AbortSignal.any([abort, claim.signal]);
     const finalizer = this.plugin.finalize
       ? finalizerOf(this.plugin, this.#deps.operator)
       : undefined;
@@ -402,7 +452,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       hasFinalizer(object, this.plugin, this.#deps.operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
     const fresh = freshnessFence(reads);
-    const writer = client.fenced(fresh.fence);
+    // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
+    const writer = client.fenced(fresh.fence).fenced(deadline.fence);
     const context: ReconcileContext = {
       client: writer,
       cache: (resource) => {
@@ -415,7 +466,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       log: this.#log.with({ object: key }),
       events,
       metrics: metrics.registry,
-      signal: abort,
+      signal: deadline.signal,
     };
     const visited = (visit: Visit): Visited<T> => ({
       visit,
@@ -425,11 +476,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         ? [visit.error.informer]
         : undefined,
     });
-    if (finalizing) return visited(await this.#finalize(key, object, context, client));
+    if (finalizing) return visited(await this.#finalize(key, object, context, client, deadline));
     try {
-      return visited(await this.#reconcile(parent, key, object, finalizer, context, writer));
+      return visited(
+        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline),
+      );
     } catch (error) {
-      return visited({ kind: "failed", error, cancelled: abort.aborted });
+      const cancelled = deadline.signal.aborted && !deadline.expired;
+      return visited({ kind: "failed", error, cancelled });
     }
   }
 
@@ -442,6 +496,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     object: Stored<T>,
     context: ReconcileContext,
     client: KubeClient,
+    deadline: VisitDeadline,
   ): Promise<Visit> {
     const { uid, resourceVersion } = object.metadata;
     const done = this.#finalized.get(key);
@@ -451,7 +506,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       return { kind: "finalized-already" };
     }
     try {
-      await this.plugin.finalize!(this.#strict(this.plugin.for, object), context);
+      await this.#runner.finalize(this.#strict(this.plugin.for, object), context, deadline);
       try {
         await setFinalizer(client, this.plugin.for, object, this.plugin, this.#deps.operator, {
           present: false,
@@ -464,7 +519,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       this.#finalized.set(key, { uid, resourceVersion });
       return { kind: "finalized" };
     } catch (error) {
-      return { kind: "finalize-failed", error, cancelled: context.signal.aborted };
+      const cancelled = context.signal.aborted && !deadline.expired;
+      return { kind: "finalize-failed", error, cancelled };
     }
   }
 
@@ -476,6 +532,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     finalizer: string | undefined,
     context: ReconcileContext,
     writer: KubeClient,
+    deadline: VisitDeadline,
   ): Promise<Visit> {
     const { problems } = this.#deps;
     const { signal, log } = context;
@@ -488,7 +545,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       log.debug("added finalizer {finalizer}", { finalizer });
     }
     const outcome: Outcome =
-      (await this.plugin.reconcile(this.#strict(this.plugin.for, object), context)) ?? {};
+      (await this.#runner.reconcile(this.#strict(this.plugin.for, object), context, deadline)) ??
+        {};
     const applier = this.#applier.using(writer);
     let pausedForMs: number | undefined;
     if (outcome.children) {
@@ -562,6 +620,37 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /**
+   * A visit of `key` passed its deadline: counted, and after repeated ones the key is put aside
+   * until its object changes (quarantine.ts), with an Event and a condition saying so.
+   */
+  #timedOut(queue: WorkQueue, key: string, object: T | undefined, error: ReconcileTimeoutError) {
+    this.#deps.metrics.reconcileTimeouts.inc({ controller: this.name });
+    const verdict = this.#quarantine.timedOut(key, object?.metadata ?? {});
+    if (!verdict.quarantined || !object) return;
+    queue.forget(key);
+    this.#log.error("{object} quarantined after {timeouts} reconciles past their deadline", {
+      object: key,
+      timeouts: verdict.timeouts,
+    });
+    this.#conditioned.add(key);
+    reportQuarantine(this.#notice(), object, {
+      timeouts: verdict.timeouts,
+      error: error.message,
+    });
+  }
+
+  /** A visit of `key` ended in time: a quarantine condition it still carries goes. */
+  #finishedInTime(key: string, object: T | undefined) {
+    this.#quarantine.finished(key);
+    if (object && this.#conditioned.delete(key)) clearQuarantine(this.#notice(), object);
+  }
+
+  #notice(): QuarantineNotice {
+    const { client, events, operator } = this.#deps;
+    return { client, events, log: this.#log, plugin: this.plugin, operator };
+  }
+
   /** The parent is gone: nothing is kept about it any more, and its plugin is told. */
   #cleanUp(parent: ObjectRef, key: string): void {
     this.#deps.problems.forget(parent);
@@ -571,8 +660,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const [id, parents] of this.#blocked) {
       if (parents.delete(key) && !parents.size) this.#blocked.delete(id);
     }
+    this.#quarantine.release(key);
+    this.#conditioned.delete(key);
     try {
-      this.plugin.onDeleted?.({ namespace: parent.namespace, name: parent.name }, {
+      this.#runner.onDeleted({ namespace: parent.namespace, name: parent.name }, {
         log: this.#log,
         metrics: this.#deps.metrics.registry,
       });

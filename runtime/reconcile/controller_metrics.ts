@@ -49,6 +49,8 @@ const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 10);
 export class ControllerMetrics {
   readonly reconcileTotal: Counter;
   readonly reconcileErrors: Counter;
+  /** Reconciles (and finalizes) abandoned at their deadline, in-process or in a Worker. */
+  readonly reconcileTimeouts: Counter;
   readonly reconcileTime: Histogram;
   readonly activeWorkers: Gauge;
   readonly maxConcurrent: Gauge;
@@ -71,6 +73,11 @@ export class ControllerMetrics {
     this.reconcileErrors = registry.counter(
       "controller_runtime_reconcile_errors_total",
       "Total number of reconciliation errors per controller",
+      ["controller"],
+    );
+    this.reconcileTimeouts = registry.counter(
+      "controller_runtime_reconcile_timeouts_total",
+      "Total number of reconciliations abandoned at their deadline per controller",
       ["controller"],
     );
     this.reconcileTime = registry.histogram(

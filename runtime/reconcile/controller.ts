@@ -441,9 +441,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     const reads = this.#reads.filter(mine);
     const behind = reads.filter((informer) => !informer.fresh);
     if (behind.length) return { visit: { kind: "behind" }, behind };
-    // A shard lost or handed over: the visit's writes are refused at once (its code runs on to
-    // its deadline; `claim.signal` is not yet joined to the deadline's).
+    // A shard lost or handed over: the visit's writes are refused at once, and its signal aborts
+    // as on lost leadership.
     const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    if (claim) deadline.follow(claim.signal);
     const finalizer = this.plugin.finalize
       ? finalizerOf(this.plugin, this.#deps.operator)
       : undefined;

@@ -10,6 +10,7 @@ export {
   generationChanged,
   PermanentError,
   PLUGIN_API_VERSION,
+  reads,
   TemporaryError,
   watch,
 } from "./runtime/plugin/mod.ts";
@@ -26,12 +27,14 @@ export type {
   Plugin,
   PluginApiVersion,
   PluginSpec,
+  Reads,
   ReconcileContext,
   StatusOf,
   Verb,
   Watch,
 } from "./runtime/plugin/mod.ts";
 export type { CacheReader, StoreChange } from "./runtime/cache/mod.ts";
+export { UndeclaredReadError } from "./runtime/cache/mod.ts";
 export type { EventInput, EventRecorder } from "./runtime/observe/mod.ts";
 export { type Conversion, ConversionError } from "./runtime/webhooks/mod.ts";
 export { objectProblems, schemaProblems } from "./runtime/webhooks/mod.ts";

@@ -5,7 +5,13 @@
  * 16 at a time in the same run. Prints one table and writes the same as JSON. Not a test: its
  * numbers are the machine's, and only the ratios travel.
  *
- *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--out file.json]
+ *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--replicas 1]
+ *     [--shards] [--gate on|off] [--out file.json]
+ *
+ * `--replicas R` runs R operator processes with leader election (one works, the others stand
+ * by); with `--shards` they split the work in R shards (`run --shards R`), on an API server
+ * whose ShardedListAndWatch gate is on (`--gate off`: off, the caches filter alone). Memory is
+ * then per replica: the peak is the largest replica's.
  */
 import { parseArgs } from "node:util";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
@@ -26,16 +32,25 @@ const { values } = parseArgs({
     count: { type: "string", default: "1000" },
     nodes: { type: "string", default: "0" },
     "unrelated-pods": { type: "string", default: "0" },
+    replicas: { type: "string", default: "1" },
+    shards: { type: "boolean", default: false },
+    gate: { type: "string", default: "on" },
     out: { type: "string" },
   },
 });
 const COUNT = Number(values.count);
 const NODES = Number(values.nodes);
 const UNRELATED = Number(values["unrelated-pods"]);
+const REPLICAS = Number(values.replicas);
+const SHARDED = values.shards;
+const GATE = values.gate === "on";
+if (!Number.isInteger(REPLICAS) || REPLICAS < 1) throw new Error("--replicas must be 1 or more");
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 const WIDTH = 16;
 
 const at = (e: AuditEvent) => Date.parse(e.requestReceivedTimestamp);
+/** A write of the operator's work: not of a Lease (leader election, a ring's shards). */
+const isWork = (e: AuditEvent) => WRITE_VERBS.has(e.verb) && e.objectRef?.resource !== "leases";
 const say = (line: string) => console.error(`bench: ${line}`);
 
 /** Runs `work` for each of `count` items, `width` at a time. */
@@ -103,20 +118,29 @@ const plane = await ControlPlane.start({
   scheduler: NODES > 0,
   kwok: NODES > 0,
   audit: true,
+  featureGates: { ShardedListAndWatch: GATE },
   crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
   progress: say,
 });
 const result: Record<string, unknown> = {
-  command: `deno task bench:scale --count ${COUNT} --nodes ${NODES} --unrelated-pods ${UNRELATED}`,
+  command: `deno task bench:scale --count ${COUNT} --nodes ${NODES} --unrelated-pods ${UNRELATED}` +
+    ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}`,
   date: new Date().toISOString(),
   deno: Deno.version.deno,
   count: COUNT,
   nodes: NODES,
   unrelatedPods: UNRELATED,
+  replicas: REPLICAS,
+  shards: SHARDED ? REPLICAS : undefined,
+  shardedListAndWatchGate: GATE,
 };
 try {
   const admin = plane.client();
-  await installAllButDeployment(admin, await kustomize(plane.binaries.kubectl, "deploy"));
+  // With shards, the overlay that grants the ring's Leases (deploy/shards).
+  await installAllButDeployment(
+    admin,
+    await kustomize(plane.binaries.kubectl, SHARDED ? "deploy/shards" : "deploy"),
+  );
   const identity = await plane.serviceAccountIdentity(
     "ptemplate-operator-system",
     "ptemplate-operator",
@@ -126,13 +150,42 @@ try {
     `--kubeconfig=${identity.kubeconfigPath}`,
     "--metrics-bind-address=0",
     "--health-probe-bind-address=0",
+    ...(REPLICAS > 1 || SHARDED
+      ? ["--leader-elect", "--leader-election-namespace=ptemplate-operator-system"]
+      : []),
+    ...(SHARDED ? [`--shards=${REPLICAS}`] : []),
   ];
+  /** Starts the replicas; resolves once each has synced its caches. */
   const start = async () => {
     const spawned = Date.now();
-    const operator = OperatorRun.start(operatorArgs);
-    const rss = rssSampler(operator.child.pid);
-    while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
-    return { operator, rss, spawned };
+    const fleet = Array.from({ length: REPLICAS }, () => {
+      const operator = OperatorRun.start(operatorArgs);
+      return { operator, rss: rssSampler(operator.child.pid) };
+    });
+    for (const { operator } of fleet) {
+      while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
+    }
+    return {
+      spawned,
+      /** The largest replica's. */
+      rss: {
+        get peak() {
+          return Math.max(...fleet.map((f) => f.rss.peak));
+        },
+        get last() {
+          return Math.max(...fleet.map((f) => f.rss.last));
+        },
+        get each() {
+          return fleet.map((f) => ({ peak: f.rss.peak, last: f.rss.last }));
+        },
+        stop: () => Promise.all(fleet.map((f) => f.rss.stop())),
+      },
+      operator: {
+        lines: fleet.flatMap((f) => f.operator.lines),
+        pids: fleet.map((f) => f.operator.child.pid),
+        stop: () => Promise.all(fleet.map((f) => f.operator.stop())),
+      },
+    };
   };
 
   // The same process against an empty cluster: the baseline for memory.
@@ -184,7 +237,7 @@ try {
   ) await sleep(500);
   say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
   const ours = async () =>
-    (await plane.auditEvents()).filter((e) => e.user.username === SA && WRITE_VERBS.has(e.verb));
+    (await plane.auditEvents()).filter((e) => e.user.username === SA && isWork(e));
   for (;;) {
     await sleep(5_000);
     const writes = await ours();
@@ -192,7 +245,9 @@ try {
   }
   result.peakRssMiB = rss.peak;
   result.settledRssMiB = rss.last;
-  result.cpuSeconds = (await processStats(operator.child.pid)).cpuSeconds;
+  result.replicaRssMiB = rss.each;
+  result.cpuSeconds = (await Promise.all(operator.pids.map(processStats)))
+    .reduce((sum, stats) => sum + stats.cpuSeconds, 0);
   const quietAt = Date.now();
   await sleep(20_000);
   result.writesWhileIdle = (await ours()).filter((e) => at(e) > quietAt).length;
@@ -209,7 +264,11 @@ try {
   // From the moment the process was started, as the operator's own user sees it.
   const first = spawned;
   const mine = audit.filter((e) => e.user.username === SA && at(e) >= first);
-  const writes = mine.filter((e) => WRITE_VERBS.has(e.verb));
+  const writes = mine.filter(isWork);
+  // The Leases' renewals, apart: with --replicas they never stop, by design.
+  const leaseWrites = mine.filter((e) => WRITE_VERBS.has(e.verb) && !isWork(e));
+  result.leaseWritesPerMinute = leaseWrites.length /
+    Math.max(1, (Math.max(...leaseWrites.map(at)) - first) / 60_000);
   const childCreates = writes.filter((e) =>
     e.verb === "create" && (e.objectRef?.resource === "modules" ||
       e.objectRef?.resource === "daemonsets") &&
@@ -300,14 +359,22 @@ const rows = [
     JSON.stringify(result.writes),
   ],
   [
-    "peak RSS",
+    REPLICAS > 1 ? "peak RSS, largest replica" : "peak RSS",
     `${r.peakRssMiB.toFixed(1)} MiB`,
     `empty cluster ${r.emptyRssMiB.toFixed(1)} MiB, +${
       (r.peakRssMiB - r.emptyRssMiB).toFixed(1)
     } MiB`,
   ],
-  ["settled RSS", `${r.settledRssMiB.toFixed(1)} MiB`, ""],
-  ["CPU", `${r.cpuSeconds} s`, ""],
+  [
+    "settled RSS",
+    `${r.settledRssMiB.toFixed(1)} MiB`,
+    REPLICAS > 1
+      ? `each replica's peak: ${
+        (result.replicaRssMiB as { peak: number }[]).map((x) => x.peak.toFixed(1)).join(", ")
+      } MiB`
+      : "",
+  ],
+  ["CPU", `${r.cpuSeconds.toFixed(1)} s`, REPLICAS > 1 ? "all replicas" : ""],
   [
     "status lag",
     `median ${r.statusLagSeconds.median.toFixed(2)} s`,

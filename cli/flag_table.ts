@@ -2,6 +2,7 @@
  * Every flag of the command line, with what it does and its default, in one table: the commands
  * take their flags from here, and `--help` is derived from it, so a default is written once.
  */
+import { MAX_SHARDS } from "../kube/mod.ts";
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { FlagSpecs } from "./flags.ts";
 import { RELEASE_URL } from "./scaffold_operator.ts";
@@ -103,8 +104,16 @@ export const RUN = {
   "leader-election-id": {
     kind: "string",
     placeholder: "NAME",
-    help: "name of the Lease",
+    help: "name of the Lease (with --shards, the prefix of the ring's Leases)",
     default: (operator) => operator.leaseName,
+  },
+  shards: {
+    kind: "integer",
+    placeholder: "N",
+    help: `split the work among the replicas: N shards (1 to ${MAX_SHARDS}), each a Lease ` +
+      "<leader-election-id>-shard-<i> shared out evenly, each replica caching only its own; " +
+      "give every replica the same N",
+    defaultIs: "none: one leader does all the work",
   },
   "metrics-bind-address": {
     kind: "string",

@@ -8,6 +8,7 @@ import {
   type PolicyRule,
   PTEMPLATE_OPERATOR,
   rbacRules,
+  SHARD_RING_RULES,
 } from "../runtime/mod.ts";
 import { builtInCatalog, selectPlugins } from "./plugin_catalog.ts";
 import { metricsRoles, rbacManifests, rbacYaml } from "./rbac_manifests.ts";
@@ -115,4 +116,13 @@ Deno.test("another operator's RBAC is all its own: names, namespace, ServiceAcco
       ]);
     }
   }
+});
+
+Deno.test("deploy/shards grants a ring exactly what it needs beyond leader election", async () => {
+  const [role] = (await read("deploy/shards/shard_ring_role.yaml")) as { rules: PolicyRule[] }[];
+  expect(role.rules).toEqual(SHARD_RING_RULES);
+  const kustomization = await Deno.readTextFile(
+    new URL("../deploy/shards/kustomization.yaml", import.meta.url),
+  );
+  expect(kustomization).toContain("value: --shards=2");
 });

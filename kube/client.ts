@@ -43,6 +43,16 @@ export interface ClientOptions {
 /** A watch's response headers come at once; waiting longer means the connection is dead. */
 const WATCH_HEADERS_TIMEOUT_MS = 15_000;
 
+/**
+ * Metadata alone, as client-go asks for it (the plain form after it, should the server not know
+ * the other): a list must ask for the List kind, a watch for the object's (a watch asked for the
+ * List kind is answered 200 and then says nothing at all).
+ */
+const METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1," +
+  "application/json";
+const METADATA_OBJECT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
+  "application/json";
+
 /** Handed to the constructor by `#view`: a view shares its client's sender. */
 const VIEW = Symbol("view");
 
@@ -144,16 +154,22 @@ export class KubeClient {
     options: ListOptions = {},
   ): Promise<ObjectList<ObjectTypeOf<R>>> {
     const path = resourcePath(resource, { namespace: options.namespace });
-    return await this.request<ObjectList<ObjectTypeOf<R>>>("GET", path, {
+    const list = await this.request<ObjectList<ObjectTypeOf<R>>>("GET", path, {
       ...options,
+      accept: options.metadataOnly ? METADATA_LIST : undefined,
       query: {
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
         limit: options.limit,
         continue: options.continue,
         resourceVersion: options.resourceVersion,
+        // Every page repeats it: a continue token does not carry it.
+        shardSelector: options.shardSelector,
       },
     });
+    // An empty PartialObjectMetadataList comes with `"items": null`.
+    list.items ??= [];
+    return list;
   }
 
   /** Every item across all pages, and the resourceVersion of the list to watch from. */
@@ -284,6 +300,7 @@ export class KubeClient {
     try {
       response = await this.#sender.send("GET", path, {
         ...options,
+        accept: options.metadataOnly ? METADATA_OBJECT : undefined,
         timeoutMs: options.timeoutMs ?? WATCH_HEADERS_TIMEOUT_MS,
         stream: true,
         query: {
@@ -292,6 +309,7 @@ export class KubeClient {
           resourceVersion: options.resourceVersion,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
+          shardSelector: options.shardSelector,
           timeoutSeconds,
           sendInitialEvents: options.sendInitialEvents,
           resourceVersionMatch: options.sendInitialEvents ? "NotOlderThan" : undefined,

@@ -19,6 +19,7 @@ export * from "./request_counter.ts";
 export * from "./request_options.ts";
 export * from "./request_sender.ts";
 export * from "./resource.ts";
+export * from "./shard_range.ts";
 export * from "./transport.ts";
 export * from "./watch.ts";
 export * from "./write_fence.ts";

@@ -26,6 +26,17 @@ export interface ListOptions extends RequestOptions {
   continue?: string;
   /** From which version of the collection (watch from a list's). */
   resourceVersion?: string;
+  /**
+   * Only objects in these shards (KEP-5866, `shard_range.ts` builds it). Where the API server does
+   * not honour it (the `ShardedListAndWatch` gate off) it is ignored without a word, and with its
+   * watch cache off a 1.36 server filters lists but not watches: filter what arrives as well.
+   */
+  shardSelector?: string;
+  /**
+   * Objects as metadata alone (`PartialObjectMetadata`, each with kind `PartialObjectMetadata`:
+   * put the real one back). Their `managedFields` still come whole.
+   */
+  metadataOnly?: boolean;
 }
 
 /** What a watch asks for: a list's options, how long, and whether to start with a list. */

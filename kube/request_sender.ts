@@ -24,6 +24,8 @@ export interface RequestInit extends RequestOptions {
   contentType?: string;
   /** Overrides the sender's `maxRetries` for this request. */
   retries?: number;
+  /** The `Accept` header; default `application/json`. */
+  accept?: string;
 }
 
 /** What a sender is made of; a fenced or urgent view shares all of it but `fence` and `urgent`. */
@@ -109,7 +111,7 @@ export class RequestSender {
           );
         }
       }
-      const headers = new Headers({ accept: "application/json" });
+      const headers = new Headers({ accept: init.accept ?? "application/json" });
       if (this.parts.userAgent) headers.set("user-agent", this.parts.userAgent);
       if (init.body !== undefined) {
         headers.set("content-type", init.contentType ?? "application/json");

@@ -28,13 +28,17 @@ import {
   Controller,
   controllerChecks,
   ControllerMetrics,
+  controllerOf,
   WriteLoopGuard,
   type WriteLoopGuardOptions,
 } from "./reconcile/mod.ts";
 import { defaultIdentity, LeaderElector, leaderGauge, type StopReason } from "./leader/mod.ts";
-import { InformerPool } from "./cache/mod.ts";
+import { InformerPool, type KindSharding, type Projection, resourceId } from "./cache/mod.ts";
+import { shardNames, ShardRing } from "./shards/mod.ts";
+import { bucketLabel, bucketOf } from "../kube/shard_range.ts";
+import type { Resource } from "../kube/resource.ts";
 import { StartupError } from "../util/startup_error.ts";
-import { MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
+import { declaredReads, MAX_CONCURRENCY, ownedKinds, type Plugin } from "./plugin/mod.ts";
 import type { PluginRunner } from "./isolation/mod.ts";
 import { fieldManagerOf, type OperatorIdentity, PTEMPLATE_OPERATOR } from "./identity/mod.ts";
 import { type Conversion, type ServingCertificate, WebhookServer } from "./webhooks/mod.ts";
@@ -55,7 +59,10 @@ export interface ManagerOptions {
   operator?: OperatorIdentity;
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
-  /** Lease to lead on, or false to run controllers at once (one instance only!). */
+  /**
+   * Lease to lead on, or false to run controllers at once (one instance only!). With `shards`,
+   * the ring's leases are named after it, in its namespace, with its identity and timings.
+   */
   leaderElection?: false | {
     namespace: string;
     /** The Lease; default the operator's, `<name>.<domain>` (OperatorIdentity.leaseName). */
@@ -65,6 +72,18 @@ export interface ManagerOptions {
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
   };
+  /**
+   * Split every plugin's keys among the replicas instead of electing one leader: a ring of this
+   * many shards (1 to 256) by a stable hash of the parent's uid, each shard a Lease
+   * `<leaderElection.name>-shard-<i>` held like the leader's (runtime/shards/shard_ring.ts), the
+   * replicas sharing them out evenly. Needs `leaderElection`. Each replica caches only its
+   * shards' parents and children (kinds no plugin maps to a parent, such as Nodes, stay whole).
+   * Every replica must be given the same number: one given another refuses to work (not ready)
+   * until the ring's leases agree, so changing it means stopping every replica. More shards than
+   * replicas lets a new replica take a share; each shard costs a lease renewal every retry
+   * period, and a LIST+WATCH per split kind on the replica holding it.
+   */
+  shards?: number;
   /** Where to serve `/metrics`; undefined to not serve. `flag` names it in errors. */
   metricsBind?: BindAddress;
   /**
@@ -122,6 +141,11 @@ export interface ManagerOptions {
   writeLoopGuard?: WriteLoopGuardOptions;
   /** Workers per plugin that does not set its own `concurrency`; default 1. */
   concurrency?: number;
+  /**
+   * A plugin's read of a field it did not declare (`reads`) throws, naming it, instead of
+   * reading `undefined` from a cache that did not keep it: for tests (`runManager` turns it on).
+   */
+  strictReads?: boolean;
   /**
    * @internal Where each plugin's code runs (runtime/isolation/): by default in this isolate;
    * the CLI's `--plugin-isolation` sets it. Runners are closed when `run` returns.
@@ -181,6 +205,7 @@ export class Manager {
   readonly #log: Logger;
   readonly #events: KubeEventRecorder;
   readonly #elector?: LeaderElector;
+  readonly #ring?: ShardRing;
   /** Where it listens, once running. */
   readonly endpoints: ManagerEndpoints = {};
   #running?: { stop: AbortController; abort: AbortController; done: Promise<void> };
@@ -189,6 +214,7 @@ export class Manager {
   constructor(options: ManagerOptions) {
     this.#options = options;
     const operator = this.operator = options.operator ?? PTEMPLATE_OPERATOR;
+    const ring = shardNames(operator.objectDomain);
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
@@ -214,6 +240,10 @@ export class Manager {
       }
       managers.add(manager);
     }
+    const { leaderElection, shards } = options;
+    if (shards !== undefined && !leaderElection) {
+      throw new TypeError("shards need leaderElection: its namespace, name and identity");
+    }
     this.pool = new InformerPool(options.client, {
       namespaces: options.namespaces,
       log: rootLog("informer"),
@@ -222,8 +252,34 @@ export class Manager {
         resources: options.plugins.flatMap((p) => ownedKinds(p).map((o) => o.resource)),
         managers,
       },
+      projection: projections(options.plugins),
+      sharding: shards === undefined ? undefined : {
+        count: shards,
+        kind: kindSharding(options.plugins, ring.bucketLabel),
+        serverSelects: () => this.#ring?.serverSelects ?? false,
+      },
     });
-    if (options.leaderElection) {
+    this.pool.exposeSizes(this.registry);
+    if (leaderElection && shards !== undefined) {
+      this.#ring = new ShardRing({
+        client: options.client.urgent(),
+        namespace: leaderElection.namespace,
+        name: leaderElection.name ?? operator.leaseName,
+        identity: leaderElection.identity ?? defaultIdentity(),
+        count: shards,
+        names: ring,
+        leaseDurationMs: leaderElection.leaseDurationMs,
+        renewDeadlineMs: leaderElection.renewDeadlineMs,
+        retryPeriodMs: leaderElection.retryPeriodMs,
+        drainMs: options.gracefulShutdownMs,
+        work: {
+          start: (shard) => this.#startShard(shard),
+          stop: (shard) => this.#stopShard(shard),
+        },
+        log: rootLog("shards"),
+        registry: this.registry,
+      });
+    } else if (options.leaderElection) {
       // Urgent: a renewal must not queue behind a backlog of writes and miss its deadline.
       this.#elector = new LeaderElector(options.client.urgent(), {
         ...options.leaderElection,
@@ -235,7 +291,10 @@ export class Manager {
     }
     // Everything that writes on the leader's behalf (children, status, Events, a plugin's own
     // requests) goes through the fence: nothing is sent once leadership could have been lost.
-    const client = this.#elector ? options.client.fenced(this.#elector.fence) : options.client;
+    // With a ring, each reconcile's writes pass its shard's fence (its claim), and Events, about
+    // no one key, pass while any shard is held.
+    const fence = this.#elector?.fence ?? this.#ring?.anyFence;
+    const client = fence ? options.client.fenced(fence) : options.client;
     this.#events = new KubeEventRecorder(client, {
       component: operator.name,
       log: rootLog("events"),
@@ -251,8 +310,13 @@ export class Manager {
       // The informer hands each plugin objects of the kind it declared in `for`.
       new Controller(plugin, {
         operator,
-        client,
+        client: this.#ring ? options.client : client,
+        claims: this.#ring,
+        childLabels: this.#ring && ((parent) => ({
+          [ring.bucketLabel]: bucketLabel(bucketOf(parent.metadata?.uid ?? "")),
+        })),
         pool: this.pool,
+        strictReads: options.strictReads,
         metrics,
         events: this.#events,
         log: rootLog("controller"),
@@ -292,7 +356,8 @@ export class Manager {
       await Promise.race([this.pool.synced(), abortPromise(signal)]);
       if (signal.aborted) return;
       this.#log.info("caches synced");
-      await this.#lead(signal);
+      if (this.#ring) await this.#serveShards(this.#ring, signal);
+      else await this.#lead(signal);
     } finally {
       informers.abort();
       await this.pool.stopped();
@@ -320,6 +385,7 @@ export class Manager {
     probes.register(controllerChecks(this.controllers, () => this.leading));
     if (webhooks) probes.register(webhooks.checks());
     probes.register(this.pool.checks());
+    if (this.#ring) probes.register(this.#ring.checks((shard) => this.pool.shardFresh(shard)));
     return probes;
   }
 
@@ -446,6 +512,41 @@ export class Manager {
     }
   }
 
+  /**
+   * Runs the controllers for the keys of the shards this replica holds, from now until the ring
+   * has handed every shard over (drained) after `signal`.
+   */
+  async #serveShards(ring: ShardRing, signal: AbortSignal): Promise<void> {
+    const resync = setInterval(
+      () => this.controllers.forEach((c) => c.enqueueAll()),
+      this.#options.resyncPeriodMs ?? 10 * 3600_000,
+    );
+    this.#startControllers();
+    try {
+      await ring.run(signal);
+    } finally {
+      clearInterval(resync);
+      await this.#stopControllers("shutdown");
+    }
+  }
+
+  /** A shard was taken: its caches list, and once they have, its keys are all visited. */
+  #startShard(shard: number): void {
+    this.pool.startShard(shard);
+    const parts = this.pool.all().filter((informer) => informer.shard === shard);
+    Promise.all(parts.map((informer) => informer.whenFresh())).then(() => {
+      if (this.pool.heldShards.includes(shard)) {
+        for (const controller of this.controllers) controller.enqueueAll();
+      }
+    });
+  }
+
+  /** A shard is handed on, its reconciles drained: their Events go out, then its caches. */
+  async #stopShard(shard: number): Promise<void> {
+    await withinMs(this.#events.flush(), EVENTS_FLUSH_MS);
+    await this.pool.stopShard(shard);
+  }
+
   /** The webhook server: admission reads the caches, and asks with clients of its own. */
   #webhookServer(
     webhooks: NonNullable<ManagerOptions["webhooks"]>,
@@ -519,6 +620,62 @@ export class Manager {
       this.#options.onLeaderChange?.(false);
     }
   }
+}
+
+/**
+ * How each kind's caches follow the shards: a plugin's own kind by its objects' uids, children by
+ * their parent's (through the bucket label they carry), kinds every watching plugin maps to a
+ * parent by that (`Watch.shardKey`); the rest (Nodes) whole. A kind that is one plugin's own and
+ * another's child is kept whole: its two keys could disagree.
+ */
+function kindSharding(
+  plugins: readonly Plugin[],
+  bucketLabel: string,
+): (resource: Resource) => KindSharding | undefined {
+  const parents = new Set(plugins.map((p) => resourceId(p.for)));
+  const children = new Set(
+    plugins.flatMap((p) => ownedKinds(p).map((o) => resourceId(o.resource))),
+  );
+  const keys = new Map<string, (object: KubeObject) => string | undefined>();
+  const unkeyed = new Set<string>();
+  for (const watch of plugins.flatMap((p) => p.watches ?? [])) {
+    const id = resourceId(watch.resource);
+    if (!watch.shardKey) unkeyed.add(id);
+    else if (!keys.has(id)) keys.set(id, watch.shardKey.bind(watch) as (o: KubeObject) => string);
+  }
+  return (resource) => {
+    const id = resourceId(resource);
+    if (parents.has(id)) return children.has(id) ? undefined : { by: "uid" };
+    if (children.has(id)) {
+      return { by: "controller", label: bucketLabel, key: (o) => controllerOf(o)?.uid };
+    }
+    const key = keys.get(id);
+    return key && !unkeyed.has(id) ? { by: "key", key } : undefined;
+  };
+}
+
+/**
+ * What each kind's cache keeps of its objects: what the plugins using it declare they read (the
+ * union), and for children what the runtime compares; whole when some plugin using it declares
+ * nothing of it (or none uses it: a kind read on demand).
+ */
+function projections(plugins: readonly Plugin[]): (resource: Resource) => Projection | undefined {
+  return (resource) => {
+    const id = resourceId(resource);
+    const users = plugins.filter((p) =>
+      [p.for, ...ownedKinds(p).map((o) => o.resource), ...(p.watches ?? []).map((w) => w.resource)]
+        .some((r) => resourceId(r) === id)
+    );
+    const fields = new Set<string>();
+    for (const plugin of users) {
+      const declared = declaredReads(plugin, resource);
+      if (!declared) return undefined;
+      declared.forEach((field) => fields.add(field));
+    }
+    if (!users.length) return undefined;
+    const managed = plugins.some((p) => ownedKinds(p).some((o) => resourceId(o.resource) === id));
+    return { fields: [...fields], managed };
+  };
 }
 
 /**

@@ -31,6 +31,14 @@ export const LEADER_ELECTION_RULES: PolicyRule[] = [
 ];
 
 /**
+ * What a ring of shards (`--shards`) needs beyond leader election, in the same namespace: each
+ * replica lists the ring's Leases by their label (then watches them) and deletes its own member
+ * Lease as it leaves. Granted by `deploy/shards` only: a single leader never uses it.
+ */
+export const SHARD_RING_RULES: PolicyRule[] = [
+  { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list", "delete"] },
+];
+/**
  * What serving `/metrics` securely needs: asking the API server who a caller's token belongs to
  * (TokenReview) and whether they may get the path (SubjectAccessReview); admission asks the
  * latter about a review's requester. Cluster-scoped by nature (no Role can grant it), and it

@@ -43,6 +43,11 @@ export interface ControlPlaneOptions {
   /** Extra kube-apiserver flags, e.g. `--watch-cache=false`. */
   apiServerFlags?: string[];
   /**
+   * kube-apiserver feature gates, e.g. `{ ShardedListAndWatch: true }` (KEP-5866, alpha and off
+   * by default in 1.36: the API server then ignores shard selectors without a word).
+   */
+  featureGates?: Record<string, boolean>;
+  /**
    * Stop on SIGINT/SIGTERM by itself (default true). A program that must stop other things
    * first (e.g. `deno task dev` drains the operator) passes false and calls `stop()` itself.
    */
@@ -213,6 +218,13 @@ export class ControlPlane {
           `--audit-log-path=${dir}/audit.log`,
           "--audit-log-format=json",
           "--audit-log-mode=blocking",
+        ]
+        : []),
+      ...(options.featureGates && Object.keys(options.featureGates).length
+        ? [
+          `--feature-gates=${
+            Object.entries(options.featureGates).map(([gate, on]) => `${gate}=${on}`).join(",")
+          }`,
         ]
         : []),
       ...(options.apiServerFlags ?? []),

@@ -7,8 +7,21 @@ import type { KubeClient } from "../kube/client.ts";
 import type { KubeObject, Stored } from "../kube/object.ts";
 import { apiVersionOf, type Resource } from "../kube/resource.ts";
 import { type EventInput, log, Registry } from "../runtime/observe/mod.ts";
-import type { ChildProblem, Outcome, Plugin, ReconcileContext } from "../runtime/plugin/mod.ts";
-import { type CacheReader, matchesSelector, parseSelector, Store } from "../runtime/cache/mod.ts";
+import {
+  type ChildProblem,
+  declaredReads,
+  type Outcome,
+  type Plugin,
+  type ReconcileContext,
+} from "../runtime/plugin/mod.ts";
+import {
+  type CacheReader,
+  matchesSelector,
+  parseSelector,
+  Store,
+  strictObject,
+  strictReader,
+} from "../runtime/cache/mod.ts";
 
 /** The world `reconcileOnce` shows the plugin. */
 export interface ReconcileOnceOptions {
@@ -36,6 +49,8 @@ export interface ReconcileOnceResult {
 /**
  * Calls `plugin.reconcile(object)` once with a context whose cache holds `options.objects`. The
  * object is handed over as stored (see `asStored`): with a uid, and a namespace if its kind has one.
+ * A read of a field of a kind the plugin declares `reads` of, outside what it declares, throws an
+ * UndeclaredReadError naming the field (the runtime's cache would not have kept it).
  *
  * @example
  * ```ts
@@ -75,7 +90,11 @@ export async function reconcileOnce<T extends KubeObject>(
       for (const candidate of world) {
         if (isOf(candidate, resource)) store.upsert(candidate as R);
       }
-      return store as CacheReader<R, N>;
+      const fields = declaredReads(plugin, resource);
+      const reader = store as CacheReader<R, N>;
+      return fields
+        ? strictReader(reader, { plugin: plugin.name, kind: resource.kind, projection: { fields } })
+        : reader;
     },
     installed: options.installed ?? (() => true),
     problems: () => options.problems ?? [],
@@ -90,7 +109,11 @@ export async function reconcileOnce<T extends KubeObject>(
     metrics,
     signal: new AbortController().signal,
   };
-  const outcome = (await plugin.reconcile(stored, context)) ?? {};
+  const fields = declaredReads(plugin, plugin.for);
+  const given = fields
+    ? strictObject(stored, { plugin: plugin.name, kind: plugin.for.kind, projection: { fields } })
+    : stored;
+  const outcome = (await plugin.reconcile(given, context)) ?? {};
   return { outcome, events, metrics };
 }
 

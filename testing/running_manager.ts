@@ -10,14 +10,17 @@ export interface RunningManager {
   stop(): Promise<void>;
 }
 
-/** Starts `new Manager(options)` with a client of its own (`userAgent` tells it apart in audit logs). */
+/**
+ * Starts `new Manager(options)` with a client of its own (`userAgent` tells it apart in audit
+ * logs). Reads of fields a plugin did not declare throw (`strictReads`) unless told otherwise.
+ */
 export function runManager(
   config: ClusterConfig,
   options: Omit<ManagerOptions, "client"> & { userAgent?: string },
 ): RunningManager {
   const { userAgent, ...rest } = options;
   const client = new KubeClient(config, { userAgent });
-  const manager = new Manager({ client, ...rest });
+  const manager = new Manager({ client, strictReads: true, ...rest });
   const abort = new AbortController();
   // A failure to start is the test's to hear, from stop(), not an unhandled rejection.
   const running = manager.run(abort.signal).then(() => undefined, (error: unknown) => error);

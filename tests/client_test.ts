@@ -131,6 +131,50 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
     }
   });
 
+  await step(
+    "metadata alone: an empty list, a list and a watch of PartialObjectMetadata",
+    async () => {
+      await admin.create(NAMESPACE, { metadata: { name: "meta-only" } });
+      // Empty, the server says `"items": null`: still a list.
+      const empty = await admin.list(CONFIG_MAP, { namespace: "meta-only", metadataOnly: true });
+      expect(empty.items).toEqual([]);
+      await admin.create(CONFIG_MAP, {
+        metadata: { name: "m", namespace: "meta-only", labels: { a: "b" } },
+        data: { big: "x".repeat(1000) },
+      });
+      const { items, resourceVersion } = await admin.listAll(CONFIG_MAP, {
+        namespace: "meta-only",
+        metadataOnly: true,
+      });
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({
+        kind: "PartialObjectMetadata",
+        metadata: { labels: { a: "b" } },
+      });
+      expect(items[0].data).toBeUndefined();
+      const abort = new AbortController();
+      const events: WatchEvent<ConfigMap>[] = [];
+      const watching = (async () => {
+        for await (
+          const event of admin.watch(CONFIG_MAP, {
+            namespace: "meta-only",
+            metadataOnly: true,
+            resourceVersion,
+            signal: abort.signal,
+          })
+        ) if (event.type === "MODIFIED") events.push(event);
+      })().catch(() => {});
+      await admin.patch(CONFIG_MAP, "m", { metadata: { labels: { a: "c" } } }, {
+        namespace: "meta-only",
+      });
+      await eventually(() => expect(events).toHaveLength(1));
+      abort.abort();
+      await watching;
+      expect(events[0].object).toMatchObject({ metadata: { labels: { a: "c" } } });
+      expect(events[0].object.data).toBeUndefined();
+    },
+  );
+
   await step("404 NotFound; 409 for a stale resourceVersion; 409 AlreadyExists", async () => {
     const missing = await rejection(admin.get(CONFIG_MAP, "absent", { namespace: NS }));
     expect([missing.code, missing.reason]).toEqual([404, "NotFound"]);

@@ -9,8 +9,8 @@ import { expect } from "expect";
 /**
  * The rooms of `runtime/`, in their one-way order: each may import only the rooms it names, which
  * come before it. Why this order: everything logs and counts (observe); the caches and leader
- * election need only that; the plugin API names cache readers; controllers and webhooks run what
- * the API declares, through a runner
+ * election need only that; a ring of shards is leases and the caches they start; the plugin API
+ * names cache readers; controllers and webhooks run what the API declares, through a runner
  * (isolation: in-process or in a Worker). The manager and `runtime/mod.ts` sit on top and may use every room.
  */
 export const ROOMS: { room: string; uses: string[] }[] = [
@@ -18,6 +18,7 @@ export const ROOMS: { room: string; uses: string[] }[] = [
   { room: "observe", uses: [] },
   { room: "cache", uses: ["observe"] },
   { room: "leader", uses: ["observe"] },
+  { room: "shards", uses: ["observe", "cache", "leader"] },
   { room: "plugin", uses: ["observe", "cache"] },
   { room: "isolation", uses: ["identity", "observe", "cache", "plugin"] },
   { room: "reconcile", uses: ["identity", "observe", "cache", "plugin", "isolation"] },

@@ -8,7 +8,12 @@ import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { ApiError } from "../kube/errors.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import {
+  CONSUMER_PODS,
+  daemonSetFor,
+  moduleFor,
+  PTEMPLATE_PLUGINS,
+} from "../plugins/ptemplate/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
@@ -30,7 +35,8 @@ function startOperator(config: KubeClient["transport"]["config"]) {
   const client = new KubeClient(config, {
     onResponse: ({ method, path }) => method !== "GET" && writes.push(`${method} ${path}`),
   });
-  const manager = new Manager({ client, plugins: PTEMPLATE_PLUGINS });
+  // Strict: a plugin reading a field it did not declare fails here rather than reading nothing.
+  const manager = new Manager({ client, plugins: PTEMPLATE_PLUGINS, strictReads: true });
   const stop = new AbortController();
   const done = manager.run(stop.signal);
   return {
@@ -208,6 +214,16 @@ await integrationTest("ptemplate operator end to end", {
         expect(metrics).toMatch(
           /^ptemplate_reconciles_total\{namespace="demo",name="consumer-pod"\} [1-9]/m,
         );
+        // Of the consumer Pods, only the fields the aggregator declares: no volumes, no node.
+        const pods = operator.manager.pool.cache(CONSUMER_PODS).list({ namespace: "demo" });
+        expect(pods).toHaveLength(2);
+        for (const pod of pods) {
+          expect(pod.spec?.containers.map((c) => Object.keys(c).sort())).toEqual(
+            pod.spec?.containers.map(() => ["image", "name"]),
+          );
+          expect(pod.spec?.volumes).toBeUndefined();
+          expect(pod.spec?.nodeName).toBeUndefined();
+        }
         // No KMM operator runs: nobody has reported on the Module yet.
         expect(condition(pt, "KernelModuleLoaded")?.reason).toBe("WaitingForKMM");
         expect(condition(pt, "Ready")).toMatchObject({ status: "False", reason: "WaitingForKMM" });
@@ -309,6 +325,31 @@ await integrationTest("ptemplate operator end to end", {
         expect(again.metadata?.uid).not.toBe(before.metadata?.uid);
       });
     });
+
+    await step(
+      "the caches keep what the plugins read: a hand edit of a DaemonSet is still seen and put back",
+      async () => {
+        const cached = operator.manager.pool.cache(DAEMON_SET).get("demo", "consumer-pod-consumer");
+        // What we applied and the status the aggregator reads. (The defaults the API server
+        // filled in at our create are ours too, in our field set: they stay.)
+        expect(cached?.spec?.template.spec?.containers[0].image).toBeDefined();
+        expect(cached?.status).toBeDefined();
+        expect(operator.manager.registry.render()).toMatch(
+          /^informer_cache_objects\{group="apps",kind="DaemonSet",selector=""\} [1-9]/m,
+        );
+        // A value we set, edited by hand: the edit moves it to another field manager, and the
+        // projection (which keeps what any manager set) shows the drift.
+        const selector = { ...cached!.spec!.template.spec!.nodeSelector };
+        const [key] = Object.keys(selector);
+        await admin.patch(DAEMON_SET, "consumer-pod-consumer", {
+          spec: { template: { spec: { nodeSelector: { [key]: "hand-edited" } } } },
+        }, { namespace: "demo" });
+        await eventually(async () =>
+          expect((await getDs("demo", "consumer-pod-consumer")).spec?.template.spec?.nodeSelector)
+            .toEqual(selector)
+        );
+      },
+    );
 
     /** Creates each (strict field validation, as kubectl) and expects a refusal naming it. */
     const expectRefused = async (list: InvalidPtemplate[], prefix: string) => {

@@ -415,6 +415,20 @@ await binariesTest(
           expect({ key, type: typeof json[key] }).toEqual({ key, type: "number" });
         }
       });
+
+      await t.step("bench:scale with sharded replicas, small: each replica's memory", async () => {
+        const result = ok(
+          await runDocumented(
+            "deno task bench:scale --count 5 --replicas 2 --shards --out shards.json",
+            here,
+          ),
+        );
+        expect(result.stdout + result.stderr).toContain("peak RSS, largest replica");
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/shards.json`));
+        expect(json).toMatchObject({ count: 5, replicas: 2, shards: 2 });
+        expect(json.replicaRssMiB).toHaveLength(2);
+        expect(json.writesWhileIdle).toBe(0);
+      });
     } finally {
       for (const process of running) {
         try {

@@ -1,5 +1,5 @@
 /** `run` (the default command): the operator, from its flags, until SIGTERM. */
-import { type KubeClient, preflight } from "../../kube/mod.ts";
+import { type KubeClient, MAX_SHARDS, preflight } from "../../kube/mod.ts";
 import {
   type BindAddress,
   certificateFromDir,
@@ -45,6 +45,15 @@ export const runCommand = defineCommand({
         throw new UsageError(`--${flag} must be positive, not ${values[flag]}`);
       }
     }
+    const shards = values.shards;
+    if (shards !== undefined && (shards < 1 || shards > MAX_SHARDS)) {
+      throw new UsageError(`--shards must be from 1 to ${MAX_SHARDS}, not ${shards}`);
+    }
+    if (shards !== undefined && values["leader-elect"] === false) {
+      throw new UsageError(
+        "--shards takes the work in shards held on Leases: it cannot go with --leader-elect=false",
+      );
+    }
     const entries = await catalog(values);
     const client = await connect(values, operator);
     const config = client.transport.config;
@@ -67,12 +76,14 @@ export const runCommand = defineCommand({
       client.close();
       throw error;
     }
-    const leaderElect = values["leader-elect"] ?? inCluster;
+    const leaderElect = values["leader-elect"] ?? (inCluster || shards !== undefined);
     const { metricsBind, secureMetrics } = metricsServing(values, inCluster, logger, operator);
-    logger.info("plugins: {plugins}; watching {scope}; leader election {le}", {
+    logger.info("plugins: {plugins}; watching {scope}; {work}", {
       plugins: entries.map((e) => e.plugin.name).join(", "),
       scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
-      le: leaderElect ? "on" : "off",
+      work: shards !== undefined
+        ? `the work split among the replicas in ${shards} shard(s)`
+        : `leader election ${leaderElect ? "on" : "off"}`,
     });
     const signal = shutdownSignal(logger);
     const manager = new Manager({
@@ -84,6 +95,7 @@ export const runCommand = defineCommand({
         namespace: values["leader-election-namespace"] ?? config.namespace,
         name: values["leader-election-id"],
       },
+      shards,
       metricsBind,
       secureMetrics,
       healthBind,

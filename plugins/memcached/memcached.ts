@@ -1,6 +1,6 @@
 /** The `memcached` plugin: a Memcached's `spec.size` becomes a Deployment's replicas; `status.nodes` its pods. */
 import type { Deployment } from "kubernetes-types/apps/v1.d.ts";
-import { definePlugin, DEPLOYMENT, POD, type Stored, watch } from "../../mod.ts";
+import { definePlugin, DEPLOYMENT, POD, reads, type Stored, watch } from "../../mod.ts";
 import { MEMCACHED, type Memcached } from "./crd.ts";
 
 export const MEMCACHED_IMAGE = "memcached:1.4.36-alpine";
@@ -38,6 +38,9 @@ export const memcachedPlugin = definePlugin({
   name: "memcached",
   for: MEMCACHED,
   owns: [DEPLOYMENT],
+  // Of Pods only their names and labels are read: their cache holds metadata alone (the API
+  // server sends no more), whatever else runs in the cluster.
+  reads: [reads(MEMCACHED, ["spec"]), reads(DEPLOYMENT, []), reads(POD, [])],
   // Pods are not ours (the Deployment's ReplicaSet makes them); watch them for the status.
   watches: [watch(POD, {
     map: (pod) => {

@@ -1,6 +1,6 @@
 /** The `consumer-daemonset` plugin: for each Ptemplate, the DaemonSet of pods that use its devices. */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import { DAEMON_SET, definePlugin, type Stored } from "../../mod.ts";
+import { DAEMON_SET, definePlugin, reads, type Stored } from "../../mod.ts";
 import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
 
 /** The extended resource the device plugin advertises. */
@@ -57,5 +57,6 @@ export const consumerDaemonSetPlugin = definePlugin({
   // `app` alone) are deleted and made anew, with an Event.
   owns: [{ resource: DAEMON_SET, recreateOnImmutableChange: true }],
   writesStatus: false,
+  reads: [reads(PTEMPLATE, ["spec"]), reads(DAEMON_SET, [])],
   reconcile: (pt) => ({ children: [daemonSetFor(pt)] }),
 });

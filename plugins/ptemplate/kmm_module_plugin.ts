@@ -1,5 +1,5 @@
 /** The `kmm-module` plugin: for each Ptemplate, the KMM Module that loads ptemplate_char_dev on its nodes. */
-import { definePlugin, type Stored } from "../../mod.ts";
+import { definePlugin, reads, type Stored } from "../../mod.ts";
 import { MODULE, type Module } from "../../crds/kmm_module.ts";
 import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
 
@@ -36,6 +36,8 @@ export const kmmModulePlugin = definePlugin({
   for: PTEMPLATE,
   owns: [MODULE],
   writesStatus: false,
+  // The spec; of its Modules nothing but what the runtime compares (their managed fields).
+  reads: [reads(PTEMPLATE, ["spec"]), reads(MODULE, [])],
   reconcile(pt, { installed }) {
     // Without KMM's CRD there is nothing to create; the status says so, and the informer calls
     // us again the moment the CRD appears.

@@ -20,6 +20,7 @@ import {
   objectRef,
   ownershipOf,
   POD,
+  reads,
   type Registry,
   type Resource,
   scoped,
@@ -321,6 +322,41 @@ export const statusAggregatorPlugin = definePlugin({
   debounceMs: 300,
   // Admission warnings: what the status would say later, said at `kubectl apply` time.
   validate: validatePtemplate,
+  // What the status is made of: the caches keep only this of each kind (and the children's
+  // managed fields, which the runtime compares). A Pod's spec, a Node's addresses and images,
+  // and the defaults in a DaemonSet are dropped as they arrive.
+  reads: [
+    reads(PTEMPLATE, ["spec"]),
+    reads(MODULE, ["status"]),
+    reads(DAEMON_SET, ["status"]),
+    reads(CONSUMER_PODS, [
+      "spec.containers[*].name",
+      "spec.containers[*].image",
+      "spec.initContainers[*].name",
+      "spec.initContainers[*].image",
+      "status.phase",
+      "status.conditions",
+      "status.containerStatuses",
+      "status.initContainerStatuses",
+    ]),
+    reads(KMM_PODS, [
+      "spec.containers[*].name",
+      "spec.containers[*].image",
+      "spec.initContainers[*].name",
+      "spec.initContainers[*].image",
+      "status.containerStatuses",
+      "status.initContainerStatuses",
+    ]),
+    reads(NODE, ["spec.taints", "status.conditions", "status.allocatable"]),
+    reads(FAILED_CREATES, [
+      "involvedObject",
+      "message",
+      "series",
+      "lastTimestamp",
+      "eventTime",
+      "firstTimestamp",
+    ]),
+  ],
   admissionReads: PTEMPLATE_ADMISSION_READS,
   watches: [
     watch(MODULE, { map: ownerPtemplate }),
@@ -333,6 +369,8 @@ export const statusAggregatorPlugin = definePlugin({
         const ds = cache(DAEMON_SET).get(pod.metadata.namespace, owner.name);
         return ds ? ownerPtemplate(ds) : [];
       },
+      // Their label holds their Ptemplate's uid: with --shards each replica keeps only its own.
+      shardKey: (pod) => pod.metadata.labels?.[PTEMPLATE_UID_LABEL],
     }),
     // Every Ptemplate whose selector matches the node, when its readiness, taints, devices or
     // labels change. Optional: a namespaced install has no cluster-wide read of nodes.

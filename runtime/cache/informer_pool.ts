@@ -1,14 +1,17 @@
 /**
  * Shares informers between plugins: one LIST+WATCH per kind and namespace scope, however many
- * plugins read or watch that kind.
+ * plugins read or watch that kind; with a ring of shards, one per shard this replica holds for
+ * the kinds that follow the shards (see PoolSharding).
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
+import { bucketLabel, bucketsOf, shardOf, shardSelector } from "../../kube/shard_range.ts";
 import { monotonicMs } from "../../util/clock.ts";
-import { type ChangeHandler, Informer } from "./informer.ts";
+import { type CachePart, type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
-import { type Logger, type ProbeChecks, WarningThrottle } from "../observe/mod.ts";
+import { type Logger, type ProbeChecks, type Registry, WarningThrottle } from "../observe/mod.ts";
+import { type Projection, projector } from "./projection.ts";
 import type { CacheReader } from "./store.ts";
 
 export interface InformerPoolOptions {
@@ -23,10 +26,55 @@ export interface InformerPoolOptions {
    * their caches keep other managers' field sets, so additions to a child can be seen.
    */
   children?: { resources: Resource[]; managers: ReadonlySet<string> };
+  /** Caches that follow the shards of a ring, when the replicas split the work; see PoolSharding. */
+  sharding?: PoolSharding;
+  /** What the cache of a kind keeps of its objects' bodies (projection.ts); all when undefined. */
+  projection?: (resource: Resource) => Projection | undefined;
 }
 
-/** One informer (per namespace) for each kind and selectors. */
-function resourceId(resource: Resource): string {
+/**
+ * How the caches follow a ring of shards (runtime/shards/). A kind is split one of three ways
+ * (`kind`), or kept whole (Nodes, say, which every shard reads):
+ *
+ * - `uid`, a kind whose objects are keys of their own (a plugin's `for`): one cache per shard
+ *   held, each asking the server for its uid range (`shardSelector`, where the server honours
+ *   it: `serverSelects`) and keeping what hashes into it. Without the server's help each such
+ *   cache lists the whole kind and keeps its part.
+ * - `controller`, children (a plugin's `owns`), whose uids the server cannot map to their
+ *   parents': children carry their parent's bucket in `label`, and one cache per shard held asks
+ *   for those buckets by label (and keeps, besides, what our own write or look found of a child
+ *   whose parent is in the shard, its label edited: until we apply it again); one more cache
+ *   holds what carries no such label (objects that are no one's children, children made before
+ *   sharding), on every replica.
+ * - `key`, other kinds a plugin maps to a parent (`key`: its uid): one cache, keeping what
+ *   belongs to a shard held (or to none), listed again when the shards held change.
+ *
+ * A cache of a shard not held is empty, synced and fresh (rightly empty); `startShard` lists it,
+ * `stopShard` stops and empties it.
+ */
+export interface PoolSharding {
+  /** How many shards the ring has. */
+  count: number;
+  /** How `resource`'s caches follow the shards; undefined keeps it whole. */
+  kind(resource: Resource): KindSharding | undefined;
+  /** Whether the API server honours `shardSelector` (asked at each list and watch). */
+  serverSelects(): boolean;
+}
+
+/** How one kind's caches follow the shards; see PoolSharding. */
+export type KindSharding =
+  | { by: "uid" }
+  | {
+    by: "controller";
+    /** The label holding the parent's bucket. */
+    label: string;
+    /** The uid of the object's controller (its parent), if it has one. */
+    key: (object: KubeObject) => string | undefined;
+  }
+  | { by: "key"; key: (object: KubeObject) => string | undefined };
+
+/** What tells caches apart: one (per namespace, per shard) for each kind and selectors. */
+export function resourceId(resource: Resource): string {
   const { group, version, plural, labelSelector = "", fieldSelector = "" } = resource;
   return `${group}/${version}/${plural}?${labelSelector}&${fieldSelector}`;
 }
@@ -62,6 +110,8 @@ export class InformerPool {
   #signal?: AbortSignal;
   readonly #runs: Promise<void>[] = [];
   readonly #warnings: WarningThrottle;
+  /** The shards held, and what stops their caches. */
+  readonly #held = new Map<number, { stop: AbortController; runs: Promise<void>[] }>();
 
   constructor(client: KubeClient, options: InformerPoolOptions) {
     this.#client = client;
@@ -100,21 +150,29 @@ export class InformerPool {
           { kind: resource.kind },
         );
       }
-      informers = scopes.map((namespace) =>
-        new Informer(this.#client, resource, {
-          namespace,
-          skipped,
-          optional: use.optional,
-          log: this.#options.log,
-          warnings: this.#warnings,
-          silenceTimeoutMs: this.#options.silenceTimeoutMs,
-          missingKindRetryMs: this.#options.missingKindRetryMs,
-          slim,
-        })
+      const parts = this.#parts(resource);
+      const projection = this.#options.projection?.(resource);
+      informers = scopes.flatMap((namespace) =>
+        parts.map((part) =>
+          new Informer(this.#client, resource, {
+            namespace,
+            skipped,
+            optional: use.optional,
+            log: this.#options.log,
+            warnings: this.#warnings,
+            silenceTimeoutMs: this.#options.silenceTimeoutMs,
+            missingKindRetryMs: this.#options.missingKindRetryMs,
+            slim,
+            projector: projection && projector(projection),
+            part,
+          })
+        )
       );
       this.#informers.set(id, informers);
+      if (this.#options.sharding?.kind(resource)?.by === "key") this.#keyed.push(...informers);
       if (this.#signal) {
         for (const informer of informers) {
+          if (informer.shard !== undefined && !this.#held.has(informer.shard)) continue;
           this.#runs.push(informer.run(this.#signal));
           // Nobody waits for a late informer's sync: a kind it may not read must still be heard of.
           informer.synced.catch((error) =>
@@ -143,8 +201,110 @@ export class InformerPool {
   /** Starts every informer, now and later; they stop when `signal` aborts. */
   start(signal: AbortSignal): void {
     this.#signal = signal;
-    for (const informers of this.#informers.values()) {
-      for (const informer of informers) this.#runs.push(informer.run(signal));
+    for (const informer of this.all()) {
+      if (informer.shard === undefined) this.#runs.push(informer.run(signal));
+    }
+  }
+
+  /**
+   * The caches of `shard`, once it is held: each lists (behind until then) and is kept current
+   * until `stopShard`. The caches filtered by key list again with it.
+   */
+  startShard(shard: number): void {
+    if (this.#held.has(shard) || !this.#signal) return;
+    const stop = new AbortController();
+    const signal = AbortSignal.any([this.#signal, stop.signal]);
+    const runs = this.all().filter((i) => i.shard === shard).map((i) => i.resume(signal));
+    this.#held.set(shard, { stop, runs });
+    this.#rekey(`shard ${shard} was taken on`);
+  }
+
+  /** Stops the caches of `shard` and empties them (telling subscribers of each object). */
+  async stopShard(shard: number): Promise<void> {
+    const held = this.#held.get(shard);
+    if (!held) return;
+    this.#held.delete(shard);
+    held.stop.abort();
+    await Promise.all(held.runs);
+    for (const informer of this.all()) if (informer.shard === shard) informer.clear();
+    this.#rekey(`shard ${shard} was handed on`);
+  }
+
+  /** The shards whose caches run. */
+  get heldShards(): number[] {
+    return [...this.#held.keys()].sort((a, b) => a - b);
+  }
+
+  /** True once every cache of `shard` (and every cache every shard reads) is fresh. */
+  shardFresh(shard: number): boolean {
+    return this.all().every((i) => i.fresh || (i.shard !== undefined && i.shard !== shard));
+  }
+
+  /** The caches filtered by key keep another set of shards now: they list again. */
+  #rekey(reason: string): void {
+    for (const informer of this.#keyed) informer.recheck(reason);
+  }
+
+  /** The caches filtered by key (see PoolSharding). */
+  readonly #keyed: Informer<KubeObject>[] = [];
+
+  /** The parts a kind's cache is made of (one, whole, when it does not follow the shards). */
+  #parts(resource: Resource): (CachePart | undefined)[] {
+    const sharding = this.#options.sharding;
+    const how = sharding?.kind(resource);
+    if (!sharding || !how) return [undefined];
+    const { count } = sharding;
+    const shards = Array.from({ length: count }, (_, shard) => shard);
+    switch (how.by) {
+      case "uid":
+        return shards.map((shard) => ({
+          shard,
+          idle: true,
+          query: () => ({
+            shardSelector: sharding.serverSelects() ? shardSelector([shard], count) : undefined,
+          }),
+          keeps: (object) => {
+            const uid = object.metadata?.uid;
+            return uid !== undefined && shardOf(uid, count) === shard;
+          },
+        }));
+      case "controller": {
+        const { label, key } = how;
+        const parts: CachePart[] = shards.map((shard) => {
+          const [start, end] = bucketsOf(shard, count);
+          const values = Array.from({ length: end - start }, (_, i) => bucketLabel(start + i));
+          const mine = new Set(values);
+          // One shard holds every bucket: any bucket will do.
+          const whole = count === 1;
+          return {
+            shard,
+            idle: true,
+            query: () => ({
+              labelSelector: whole ? label : `${label} in (${values.join(",")})`,
+            }),
+            keeps: (object) => {
+              if (mine.has(object.metadata?.labels?.[label] ?? "")) return true;
+              const parent = key(object);
+              return parent !== undefined && shardOf(parent, count) === shard;
+            },
+          };
+        });
+        // What carries no bucket: no one's children, or children from before sharding.
+        parts.push({
+          query: () => ({ labelSelector: `!${label}` }),
+          keeps: (object) => object.metadata?.labels?.[label] === undefined,
+        });
+        return parts;
+      }
+      case "key": {
+        const part: CachePart = {
+          keeps: (object) => {
+            const key = how.key(object);
+            return key === undefined || this.#held.has(shardOf(key, count));
+          },
+        };
+        return [part];
+      }
     }
   }
 
@@ -231,6 +391,26 @@ export class InformerPool {
         },
       },
     };
+  }
+
+  /**
+   * `informer_cache_objects{group,kind,selector}`: how many objects the caches of each kind hold
+   * (all its namespaces and shards), counted when scraped.
+   */
+  exposeSizes(registry: Registry): void {
+    const gauge = registry.gauge(
+      "informer_cache_objects",
+      "Objects held in the informer caches of a kind (its selectors, if scoped)",
+      ["group", "kind", "selector"],
+    );
+    registry.onCollect(() => {
+      for (const informers of this.#informers.values()) {
+        const { group, kind, labelSelector, fieldSelector } = informers[0].resource;
+        const selector = [labelSelector, fieldSelector].filter(Boolean).join(";");
+        const size = informers.reduce((n, informer) => n + informer.store.size, 0);
+        gauge.set({ group, kind, selector }, size);
+      }
+    });
   }
 
   /** Every informer, for status and tests. */

@@ -1,9 +1,12 @@
 /**
- * The informer cache: one LIST+WATCH per kind shared by every plugin, stores indexed by owner,
- * label selectors, and what is dropped from objects before they are kept.
+ * The informer cache: one LIST+WATCH per kind shared by every plugin (per shard held, for kinds
+ * that follow a ring's shards), stores indexed by owner, label selectors, and what is kept of
+ * objects (the fields plugins declare they read) and dropped before they are stored.
  */
 export * from "./informer.ts";
 export * from "./informer_pool.ts";
 export * from "./label_selector.ts";
+export * from "./projection.ts";
 export * from "./slim.ts";
 export * from "./store.ts";
+export * from "./strict_reads.ts";

@@ -32,17 +32,22 @@ export class VisitDeadline {
   /** Milliseconds the plugin's code may take. */
   readonly ms: number;
   readonly #controller = new AbortController();
-  readonly #unlink: () => void;
+  readonly #unlinks: (() => void)[] = [];
   #timer?: ReturnType<typeof setTimeout>;
   #expired?: ReconcileTimeoutError;
   #onExpire?: (error: ReconcileTimeoutError) => void;
 
   constructor(ms: number, parent: AbortSignal) {
     this.ms = ms;
-    const follow = () => this.#controller.abort(parent.reason);
-    if (parent.aborted) follow();
-    parent.addEventListener("abort", follow, { once: true });
-    this.#unlink = () => parent.removeEventListener("abort", follow);
+    this.follow(parent);
+  }
+
+  /** Aborts the visit's signal when `signal` aborts too (its shard lost, say), until `end`. */
+  follow(signal: AbortSignal): void {
+    const abort = () => this.#controller.abort(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener("abort", abort, { once: true });
+    this.#unlinks.push(() => signal.removeEventListener("abort", abort));
   }
 
   /** Aborts on shutdown, lost leadership, or at the deadline. */
@@ -96,10 +101,10 @@ export class VisitDeadline {
     this.#onExpire?.(error);
   }
 
-  /** The visit is over: stops following the controller's abort. */
+  /** The visit is over: stops following the signals it followed. */
   end(): void {
     clearTimeout(this.#timer);
-    this.#unlink();
+    for (const unlink of this.#unlinks.splice(0)) unlink();
   }
 }
 

@@ -47,6 +47,11 @@
  * lease is taken D after its last renewal rather than up to a poll period later. Unlike client-go,
  * a lost lease does not end the process: work stops at once and the instance campaigns again; and
  * a clean shutdown releases the lease.
+ *
+ * A shard of a ring is a lease like this one (runtime/shards/): its elector campaigns only while
+ * the ring wants it to (`want`), and hands the lease over when it stops wanting it, the way it
+ * shuts down: the work drains while the lease is still renewed, then the lease is released. So
+ * the same argument keeps any two holders of one shard from writing at once.
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
@@ -84,17 +89,28 @@ export interface LeaderElectionOptions {
   gauge?: Gauge;
   /** Where time comes from; the system's by default (tests jump one clock or the other). */
   clock?: Clock;
+  /**
+   * Watch the lease (default true). False when someone else watches it and hands each version
+   * it sees to `saw` at once (a ring watches all its leases in one watch).
+   */
+  watch?: boolean;
+  /** Labels and annotations of the lease when this elector creates it. */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
-/** Why leadership ended. */
-export type StopReason = "lost" | "shutdown";
+/**
+ * Why leadership ended: the lease was lost (stop at once), the process shuts down, or the lease is
+ * handed over because it is no longer wanted (`want(false)`; drain, then it is released).
+ */
+export type StopReason = "lost" | "shutdown" | "handover";
 
 export interface LeaderCallbacks {
   /** Start the work that only a leader may do. */
   onStartedLeading(): void;
   /**
-   * Stop that work. On "lost", stop at once (writes are already refused); on "shutdown", drain
-   * (the lease is still renewed until this resolves, then released).
+   * Stop that work. On "lost", stop at once (writes are already refused); on "shutdown" or
+   * "handover", drain (the lease is still renewed until this resolves, then released).
    */
   onStoppedLeading(reason: StopReason): Promise<void>;
 }
@@ -157,7 +173,9 @@ function microTime(ms: number): string {
 
 export class LeaderElector {
   readonly #client: KubeClient;
-  readonly #options: Required<Omit<LeaderElectionOptions, "gauge">> & { gauge?: Gauge };
+  readonly #options:
+    & Required<Omit<LeaderElectionOptions, "gauge" | "labels" | "annotations">>
+    & Pick<LeaderElectionOptions, "gauge" | "labels" | "annotations">;
   readonly #clock: Clock;
   readonly #warnings: WarningThrottle;
   #observed?: Observation;
@@ -169,6 +187,10 @@ export class LeaderElector {
   #wake?: () => void;
   /** Until the lease was first read, a refusal or a missing namespace is fatal, not retried. */
   #everRead = false;
+  /** Whether to campaign for (and keep) the lease; see `want`. */
+  #wanted = true;
+  /** Resolves the running lead's hand-over, when it is no longer wanted. */
+  #handOver?: () => void;
 
   constructor(client: KubeClient, options: LeaderElectionOptions) {
     this.#client = client;
@@ -178,6 +200,7 @@ export class LeaderElector {
       renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
       retryPeriodMs: options.retryPeriodMs ?? 2_000,
       clock: options.clock ?? systemClock,
+      watch: options.watch ?? true,
     };
     this.#clock = this.#options.clock;
     const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.#options;
@@ -189,6 +212,47 @@ export class LeaderElector {
     }
     this.#warnings = new WarningThrottle(options.log);
     this.#options.gauge?.set({ name: options.name }, 0);
+  }
+
+  /** The lease's name. */
+  get name(): string {
+    return this.#options.name;
+  }
+
+  /**
+   * Whether to hold the lease: while false the elector does not campaign, and when it leads it
+   * hands the lease over (the work drains, then the lease is released); true campaigns again.
+   * Default true.
+   */
+  want(wanted: boolean): void {
+    if (this.#wanted === wanted) return;
+    this.#wanted = wanted;
+    if (wanted) this.#wake?.();
+    else this.#handOver?.();
+  }
+
+  /**
+   * A version of the lease someone else's watch received just now (undefined: it was deleted),
+   * for an elector that does not watch it itself.
+   */
+  saw(lease: KubeObject | undefined): void {
+    this.#observe(lease, Instant.now(this.#clock));
+    this.#wake?.();
+  }
+
+  /**
+   * Who holds the lease by the last record seen, if anyone whose lease has not run out by our
+   * clock (the rule a standby takes it by): this instance while it leads.
+   */
+  holder(): string | undefined {
+    if (this.isLeader) return this.#options.identity;
+    const holder = this.#observed?.spec.holderIdentity;
+    return holder && this.#expiresInMs() > 0 ? holder : undefined;
+  }
+
+  /** The annotations of the lease as last seen (a ring records its size there). */
+  get annotations(): Record<string, string> {
+    return this.#latest?.metadata?.annotations ?? {};
   }
 
   /** True while this instance leads and its last renewal is within the renew deadline. */
@@ -214,7 +278,7 @@ export class LeaderElector {
   async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<void> {
     const { log, identity, name } = this.#options;
     const watcher = new AbortController();
-    const watching = this.#watchLease(watcher.signal);
+    const watching = this.#options.watch ? this.#watchLease(watcher.signal) : Promise.resolve();
     try {
       while (!signal.aborted) {
         log.info("campaigning for lease {lease} as {identity}", { lease: name, identity });
@@ -229,20 +293,28 @@ export class LeaderElector {
           if (signal.aborted) resolve("shutdown");
           signal.addEventListener("abort", () => resolve("shutdown"), { once: true });
         });
-        const first = await Promise.race([renewing, shutdown]);
+        const handover = new Promise<"handover">((resolve) => {
+          this.#handOver = () => resolve("handover");
+          if (!this.#wanted) resolve("handover");
+        });
+        const first = await Promise.race([renewing, shutdown, handover]);
+        this.#handOver = undefined;
         if (first === "lost") {
           this.#setLeading(false);
           log.error("lost lease {lease}; stopped all work, campaigning again", { lease: name });
           await callbacks.onStoppedLeading("lost");
           continue;
         }
-        // Shutting down: keep renewing while the work drains, so nobody else starts meanwhile.
+        // Shutting down or handing over: keep renewing while the work drains, so nobody else
+        // starts meanwhile.
+        if (first === "handover") log.info("handing lease {lease} over", { lease: name });
         const lostDuringDrain = renewing.then((end) => {
           if (end !== "lost") return;
           this.#setLeading(false);
           return callbacks.onStoppedLeading("lost");
         });
-        await callbacks.onStoppedLeading("shutdown");
+        // ("stopped" cannot come first: the renewals stop only below.)
+        await callbacks.onStoppedLeading(first === "handover" ? "handover" : "shutdown");
         renewStop.abort();
         const end = await renewing;
         await lostDuringDrain;
@@ -251,6 +323,7 @@ export class LeaderElector {
         if (end === "stopped" && stillLeader) await this.#release();
       }
     } finally {
+      this.#handOver = undefined;
       this.#setLeading(false);
       watcher.abort();
       await watching;
@@ -279,6 +352,11 @@ export class LeaderElector {
     const { retryPeriodMs } = this.#options;
     let nextLook = 0;
     while (!signal.aborted) {
+      if (!this.#wanted) {
+        // Not to be had now: wait until wanted again (`want` wakes us).
+        await this.#nap(retryPeriodMs, signal);
+        continue;
+      }
       if (this.#clock.monotonicMs() >= nextLook || this.#looksFree()) {
         const result = await this.#attempt(signal, this.#options.renewDeadlineMs, false);
         if (result === "acquired") return true;
@@ -388,8 +466,9 @@ export class LeaderElector {
       }
       if (!lease) {
         const sent = Instant.now(this.#clock);
+        const { labels, annotations } = this.#options;
         const created = await this.#client.create(LEASE, {
-          metadata: { name, namespace },
+          metadata: { name, namespace, labels, annotations },
           spec: { ...spec({}), leaseTransitions: 0 },
         }, { signal, timeoutMs: left() });
         this.#renewed = sent;

@@ -4,7 +4,7 @@ import type { KubeObject, Stored, Unstructured } from "../../kube/object.ts";
 import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";
-import type { CacheReader, StoreChange } from "../cache/mod.ts";
+import { type CacheReader, projector, type StoreChange } from "../cache/mod.ts";
 import {
   isPluginApiVersion,
   PLUGIN_API_VERSION,
@@ -97,6 +97,45 @@ export interface Watch<W extends KubeObject = KubeObject, N extends boolean = bo
    * `installed()` says false for it and its cache is empty.
    */
   optional?: boolean;
+  /**
+   * When replicas split the keys (`--shards`): the uid of the object of the plugin's kind that
+   * `object` belongs to (a consumer pod's Ptemplate, by a label holding its uid), so that each
+   * replica caches only its own shards' objects of this kind. Undefined for an object that
+   * belongs to none: every replica keeps those. Without it every replica caches the whole kind
+   * (right for Nodes, which every shard reads). Filtered as objects arrive: each replica still
+   * receives them all.
+   */
+  shardKey?(object: Stored<W, N>): string | undefined;
+}
+
+/**
+ * The fields of one kind a plugin reads, besides metadata (always kept): see `PluginSpec.reads`.
+ * Write it with `reads(resource, fields)`.
+ */
+export interface Reads {
+  /** The kind (the same `Resource` the plugin names in `for`, `owns` or `watches`). */
+  resource: Resource;
+  /**
+   * Dotted paths, each kept whole: `status`, `spec.nodeName`, `spec.containers[*].image` (`[*]`
+   * for every item of a list). Empty: metadata alone (the API server then sends nothing more).
+   */
+  fields: string[];
+}
+
+/**
+ * What a plugin reads of a kind besides metadata.
+ *
+ * @example A plugin that reads only the names of Pods: their cache holds metadata alone.
+ * ```ts
+ * import { POD, reads } from "ptemplate-operator/mod.ts";
+ *
+ * const podNames = reads(POD, []);
+ * const podPhase = reads(POD, ["status.phase", "spec.nodeName"]);
+ * if (podNames.fields.length || podPhase.resource !== POD) throw new Error("declared");
+ * ```
+ */
+export function reads(resource: Resource, fields: string[]): Reads {
+  return { resource, fields };
 }
 
 /** What `Watch.map` may use. */
@@ -260,6 +299,18 @@ export interface PluginSpec<T extends KubeObject = KubeObject, N extends boolean
    */
   writesStatus?: boolean;
   /**
+   * What the plugin reads of the kinds it uses (`for`, `owns`, `watches`), besides metadata,
+   * which is always kept. The cache of a kind that every plugin using it declares keeps only
+   * what they declare (and, for kinds written as children, the fields the runtime compares: what
+   * any field manager set, so a hand edit is still seen and put back); a kind declared with no
+   * fields is listed and watched as metadata alone. A kind some plugin uses without declaring it
+   * is cached whole. A plugin writing status reads its own kind's `status` without saying so.
+   * In production a field not kept reads as `undefined`; in tests (`reconcileOnce`, and
+   * `runManager`'s `strictReads`) reading a field not declared throws an UndeclaredReadError
+   * that names it. Too little here is that error; too much is memory per cached object.
+   */
+  reads?: Reads[];
+  /**
    * Access for the requests the plugin makes itself through `context.client`, beyond what `for`,
    * `owns`, `watches` and `finalize` imply; `ptemplate-operator rbac` grants exactly these.
    */
@@ -419,6 +470,15 @@ export function definePlugin<T extends KubeObject = KubeObject, N extends boolea
   if (spec.finalizer !== undefined && !spec.finalize) {
     throw new TypeError(`plugin ${spec.name}: a finalizer name without a finalize function`);
   }
+  for (const declared of spec.reads ?? []) {
+    try {
+      projector({ fields: declared.fields });
+    } catch (error) {
+      throw new TypeError(
+        `plugin ${spec.name}: reads of ${declared.resource.kind}: ${(error as Error).message}`,
+      );
+    }
+  }
   for (const owned of ownedKinds(spec)) {
     try {
       owned.tolerate?.forEach(parseFieldPath);
@@ -509,6 +569,25 @@ export class TemporaryError extends Error {
     super(message, { cause: options.cause });
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/**
+ * What `plugin` declared it reads of `resource` (with its own kind's `status` when it writes
+ * status), or undefined when it declared nothing of it.
+ */
+export function declaredReads(
+  plugin: Pick<PluginSpec, "reads" | "for" | "writesStatus">,
+  resource: Resource,
+): string[] | undefined {
+  const same = (r: Resource) =>
+    r.group === resource.group && r.version === resource.version &&
+    r.plural === resource.plural && r.labelSelector === resource.labelSelector &&
+    r.fieldSelector === resource.fieldSelector;
+  const declared = (plugin.reads ?? []).filter((r) => same(r.resource));
+  if (!declared.length) return undefined;
+  const fields = declared.flatMap((r) => r.fields);
+  if (same(plugin.for) && plugin.writesStatus !== false) fields.push("status");
+  return [...new Set(fields)];
 }
 
 /** The plugin's owned kinds, each with its options. */

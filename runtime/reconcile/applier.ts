@@ -62,6 +62,13 @@ export interface ApplierDeps {
   events: EventRecorder;
   metrics: ControllerMetrics;
   guard: WriteLoopGuard;
+  /**
+   * Labels the runtime puts on every child of `parent` besides the plugin's (a ring's shard
+   * bucket, by which the caches of the parent's shard ask for its children). With them, a child
+   * the caches do not show may still exist (its label edited, so it is in no cache of ours): a
+   * create refused as AlreadyExists looks it up once.
+   */
+  childLabels?: (parent: KubeObject) => Record<string, string>;
 }
 
 /** What applying the children did. */
@@ -125,7 +132,13 @@ export class Applier {
           { retryAfterMs: 30_000 },
         );
       }
-      const stamped = await stampChild(desired, parent, this.#deps.name, this.#deps.operator);
+      const stamped = await stampChild(
+        desired,
+        parent,
+        this.#deps.name,
+        this.#deps.operator,
+        this.#deps.childLabels?.(parent),
+      );
       const child = objectRef(resource, stamped);
       const { name, namespace } = child;
       const id = refKey(child);
@@ -197,7 +210,12 @@ export class Applier {
       let detail = "";
       try {
         if (!cached) {
-          await this.#create(resource, stamped, signal);
+          const taken = await this.#create(resource, stamped, parentRef, signal);
+          if (taken) {
+            result.blocked.push(id);
+            report(taken);
+            continue;
+          }
           verb = "Created";
           this.#wrote(parent, child);
         } else {
@@ -358,18 +376,39 @@ export class Applier {
     for (const informer of this.#deps.pool.informers(resource)) informer.observe(object);
   }
 
-  async #create(resource: Resource, stamped: KubeObject, signal: AbortSignal): Promise<void> {
+  /**
+   * Creates a child the cache does not show. When the name is taken: with labels of the runtime's
+   * own (a ring's), by an object our caches may never show, so it is looked up: someone else's is
+   * reported (returned); ours (its label edited) goes into the cache, to be applied at the next
+   * look. Otherwise the cache will hear of it: look again then.
+   */
+  async #create(
+    resource: Resource,
+    stamped: KubeObject,
+    parent: ObjectRef,
+    signal: AbortSignal,
+  ): Promise<Omit<ChildProblem, "plugin"> | undefined> {
     try {
       const created = await this.#deps.client.create(resource, stamped, {
         fieldManager: this.#manager,
         signal,
       });
       this.#observe(resource, created);
+      return undefined;
     } catch (error) {
       if (!isApiError(error, 409)) throw error;
+      const { name, namespace } = stamped.metadata!;
+      if (this.#deps.childLabels) {
+        const live = await this.#deps.client.get(resource, name!, { namespace, signal }).catch(
+          (error) => isApiError(error, 404) ? undefined : Promise.reject(error),
+        );
+        const problem = live && childProblem(this.#deps.name, resource, live, parent);
+        if (problem) return problem;
+        if (live) this.#observe(resource, live);
+      }
       // Someone created this name after our cache last heard of it: look again once it knows.
       throw new TemporaryError(
-        `${resource.kind} ${stamped.metadata!.name} appeared meanwhile; looking at it again`,
+        `${resource.kind} ${name} appeared meanwhile; looking at it again`,
         { retryAfterMs: 1_000, cause: error },
       );
     }

@@ -15,12 +15,16 @@ import {
   refTo,
 } from "../../kube/object_ref.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
+import type { WriteFence } from "../../kube/write_fence.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
 import {
+  type CacheReader,
   type Informer,
   type InformerPool,
   StaleCacheError,
   type StoreChange,
+  strictObject,
+  strictReader,
 } from "../cache/mod.ts";
 import {
   causeOf,
@@ -30,6 +34,7 @@ import {
   WarningThrottle,
 } from "../observe/mod.ts";
 import {
+  declaredReads,
   type Outcome,
   ownedKinds,
   PermanentError,
@@ -74,6 +79,38 @@ export interface ControllerDeps {
   runner?: PluginRunner;
   /** The deadline of a reconcile or finalize when the plugin does not say; default 60 s. */
   reconcileTimeoutMs?: number;
+  /**
+   * When replicas split the keys (a ring of shards): who may reconcile an object now. Without
+   * it, this replica reconciles every key (while it leads).
+   */
+  claims?: KeyClaims;
+  /** Labels of the runtime's own on every child of a parent; see ApplierDeps.childLabels. */
+  childLabels?: (parent: KubeObject) => Record<string, string>;
+  /**
+   * The plugin's reads of a field it did not declare (`reads`) throw an UndeclaredReadError
+   * instead of reading what the cache kept: for tests. Costs a proxy per object read.
+   */
+  strictReads?: boolean;
+}
+
+/** Who may reconcile which object now, when replicas split the keys (runtime/shards/). */
+export interface KeyClaims {
+  /**
+   * The right to reconcile the object with `uid` now, or undefined when it is another
+   * replica's (or nobody's yet). Released when the visit ends.
+   */
+  claim(uid: string): KeyClaim | undefined;
+}
+
+/** The right to reconcile one key, for the shard it belongs to. */
+export interface KeyClaim {
+  /** The shard: caches of other shards do not hold this key's world. */
+  shard: number;
+  /** Every write of the visit passes it (the shard's lease is surely held). */
+  fence: WriteFence;
+  /** Aborts when the shard is lost (or its hand-over stops waiting). */
+  signal: AbortSignal;
+  release(): void;
 }
 
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
@@ -138,6 +175,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       events: deps.events,
       metrics: deps.metrics,
       guard: deps.guard,
+      childLabels: deps.childLabels,
     });
     const { pool } = deps;
     // Before anything else asks for them: the first use decides whether they are skipped.
@@ -176,7 +214,10 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
     this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
     for (const [index, watch] of (plugin.watches ?? []).entries()) {
-      const context = { cache: pool.cache.bind(pool) };
+      const context = {
+        cache: <R extends KubeObject, N extends boolean>(resource: Resource<R, N>) =>
+          this.#reader(resource, pool.cache(resource)),
+      };
       const failed = (error: unknown) =>
         this.#log.error("watch mapping of {kind} failed: {error}", {
           kind: watch.resource.kind,
@@ -186,7 +227,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         whenReady(() => this.#runner.map(index, object, context), (refs) => {
           for (const at of refs) this.#enqueue(refKey(refTo(plugin.for, at)));
         }, failed);
-      pool.onChange<Stored<KubeObject>>(watch.resource, (change) => {
+      pool.onChange<Stored<KubeObject>>(watch.resource, (raw) => {
+        const change = this.#strictChange(watch.resource, raw);
         whenReady(() => this.#runner.watchFilter(index, change), (pass) => {
           if (!pass) return;
           if (change.type === "updated") map(change.old);
@@ -248,6 +290,32 @@ export class Controller<T extends KubeObject = KubeObject> {
     stop.removeEventListener("abort", shutDown);
     if (this.#queue === queue) this.#queue = undefined;
     this.#log.info("stopped");
+  }
+
+  /** The cache of `resource` as the plugin may read it (strictly, in tests). */
+  #reader<R extends KubeObject, N extends boolean>(
+    resource: Resource<R, N>,
+    reader: CacheReader<R, N>,
+  ): CacheReader<R, N> {
+    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
+    if (!fields) return reader;
+    return strictReader(reader, { plugin: this.name, kind: resource.kind, projection: { fields } });
+  }
+
+  /** An object of `resource` as the plugin may read it (strictly, in tests). */
+  #strict<O extends KubeObject>(resource: Resource, object: O): O {
+    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
+    if (!fields) return object;
+    return strictObject(object, { plugin: this.name, kind: resource.kind, projection: { fields } });
+  }
+
+  /** A change of a watched kind as the plugin may read it. */
+  #strictChange<O extends KubeObject>(resource: Resource, change: StoreChange<O>): StoreChange<O> {
+    if (!this.#deps.strictReads || !declaredReads(this.plugin, resource)) return change;
+    const view = (object: O) => this.#strict(resource, object);
+    return change.type === "updated"
+      ? { type: "updated", object: view(change.object), old: view(change.old) }
+      : { type: change.type, object: view(change.object) };
   }
 
   /** The queue key of an object of the plugin's kind. */
@@ -340,13 +408,43 @@ export class Controller<T extends KubeObject = KubeObject> {
    * visit's outcome.
    */
   async #visit(parent: ObjectRef, key: string, deadline: VisitDeadline): Promise<Visited<T>> {
-    const { pool, client, events, metrics, problems } = this.#deps;
+    const { pool, claims } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
-    const behind = this.#reads.filter((informer) => !informer.fresh);
-    if (behind.length) return { visit: { kind: "behind" }, behind };
     const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
-    if (!object) return { visit: { kind: "gone" } };
+    if (!object) {
+      const behind = this.#reads.filter((informer) => !informer.fresh);
+      if (behind.length) return { visit: { kind: "behind" }, behind };
+      return { visit: { kind: "gone" } };
+    }
+    const claim = claims?.claim(object.metadata.uid);
+    if (claims && !claim) return { visit: { kind: "elsewhere" } };
+    try {
+      return await this.#visitClaimed(object, parent, key, deadline, claim);
+    } finally {
+      claim?.release();
+    }
+  }
+
+  /** A visit of an object this replica may reconcile now (its shard's, with a ring). */
+  async #visitClaimed(
+    object: Stored<T>,
+    parent: ObjectRef,
+    key: string,
+    deadline: VisitDeadline,
+    claim: KeyClaim | undefined,
+  ): Promise<Visited<T>> {
+    const { pool, events, metrics, problems } = this.#deps;
+    // The caches of other shards hold none of this key's world.
+    const mine = (informer: Informer) =>
+      informer.shard === undefined || informer.shard === claim?.shard;
+    const reads = this.#reads.filter(mine);
+    const behind = reads.filter((informer) => !informer.fresh);
+    if (behind.length) return { visit: { kind: "behind" }, behind };
+    // A shard lost or handed over: the visit's writes are refused at once, and its signal aborts
+    // as on lost leadership.
+    const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    if (claim) deadline.follow(claim.signal);
     const finalizer = this.plugin.finalize
       ? finalizerOf(this.plugin, this.#deps.operator)
       : undefined;
@@ -354,15 +452,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     const finalizing = deleting && !!finalizer &&
       hasFinalizer(object, this.plugin, this.#deps.operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
-    const fresh = freshnessFence(this.#reads);
+    const fresh = freshnessFence(reads);
     // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
     const writer = client.fenced(fresh.fence).fenced(deadline.fence);
     const context: ReconcileContext = {
       client: writer,
       cache: (resource) => {
         // A kind read on demand: its writes wait for its cache as much as for the declared ones.
-        for (const informer of pool.informers(resource)) fresh.read(informer);
-        return pool.cache(resource);
+        for (const informer of pool.informers(resource).filter(mine)) fresh.read(informer);
+        return this.#reader(resource, pool.cache(resource));
       },
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
       problems: () => problems.get(parent),
@@ -379,7 +477,7 @@ export class Controller<T extends KubeObject = KubeObject> {
         ? [visit.error.informer]
         : undefined,
     });
-    if (finalizing) return visited(await this.#finalize(key, object, context, deadline));
+    if (finalizing) return visited(await this.#finalize(key, object, context, client, deadline));
     try {
       return visited(
         await this.#reconcile(parent, key, object, finalizer, context, writer, deadline),
@@ -398,6 +496,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     key: string,
     object: Stored<T>,
     context: ReconcileContext,
+    client: KubeClient,
     deadline: VisitDeadline,
   ): Promise<Visit> {
     const { uid, resourceVersion } = object.metadata;
@@ -408,19 +507,12 @@ export class Controller<T extends KubeObject = KubeObject> {
       return { kind: "finalized-already" };
     }
     try {
-      await this.#runner.finalize(object, context, deadline);
+      await this.#runner.finalize(this.#strict(this.plugin.for, object), context, deadline);
       try {
-        await setFinalizer(
-          this.#deps.client,
-          this.plugin.for,
-          object,
-          this.plugin,
-          this.#deps.operator,
-          {
-            present: false,
-            signal: context.signal,
-          },
-        );
+        await setFinalizer(client, this.plugin.for, object, this.plugin, this.#deps.operator, {
+          present: false,
+          signal: context.signal,
+        });
       } catch (error) {
         // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
         if (!isApiError(error, 404)) throw error;
@@ -453,7 +545,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       });
       log.debug("added finalizer {finalizer}", { finalizer });
     }
-    const outcome: Outcome = (await this.#runner.reconcile(object, context, deadline)) ?? {};
+    const outcome: Outcome =
+      (await this.#runner.reconcile(this.#strict(this.plugin.for, object), context, deadline)) ??
+        {};
     const applier = this.#applier.using(writer);
     let pausedForMs: number | undefined;
     if (outcome.children) {

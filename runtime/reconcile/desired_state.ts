@@ -90,14 +90,16 @@ export function controllerReference(parent: KubeObject): NonNullable<
 
 /**
  * The child as it will be applied: in the parent's namespace unless it names one, owned by the
- * parent, labelled with the plugin, and annotated with the hash of what the plugin asked for
- * (under the operator's own label and annotation names).
+ * parent, labelled with the plugin (and the runtime's `labels`, such as the parent's shard
+ * bucket), and annotated with the hash of what the plugin asked for (under the operator's own
+ * label and annotation names).
  */
 export async function stampChild<T extends KubeObject>(
   child: T,
   parent: KubeObject,
   plugin: string,
   operator: ChildStamp,
+  labels: Record<string, string> = {},
 ): Promise<T & KubeObject> {
   const meta = child.metadata ?? {};
   if (!meta.name) {
@@ -109,7 +111,7 @@ export async function stampChild<T extends KubeObject>(
     metadata: {
       ...meta,
       namespace: meta.namespace ?? parent.metadata?.namespace,
-      labels: { ...meta.labels, [operator.pluginLabel]: plugin },
+      labels: { ...meta.labels, ...labels, [operator.pluginLabel]: plugin },
       annotations: { ...meta.annotations, [operator.hashAnnotation]: hash },
       ownerReferences: [...(meta.ownerReferences ?? []), controllerReference(parent)],
     },

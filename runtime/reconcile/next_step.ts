@@ -16,6 +16,8 @@ export type Visit =
   | { kind: "behind" }
   /** The object is not in the cache: it is gone. */
   | { kind: "gone" }
+  /** Another replica's now (replicas split the keys): this one keeps nothing about it. */
+  | { kind: "elsewhere" }
   /** The object is being deleted and holds no finalizer of ours: its children go with it. */
   | { kind: "deleting" }
   /** The plugin reconciled and its Outcome was written (some writes may be paused). */
@@ -76,7 +78,9 @@ export function nextStep(visit: Visit): Step {
       // Not a failure: no backoff, no error counted, nothing written.
       return { requeue: { park: true } };
     case "gone":
-      // Owner references let the garbage collector remove the children.
+    case "elsewhere":
+      // Owner references let the garbage collector remove the children; another replica
+      // reconciles what is its own.
       return { forget: true, cleanUp: true };
     case "deleting":
     case "finalized-already":

@@ -1,0 +1,27 @@
+/**
+ * The names a ring of shards gives its objects, under the operator's own object domain
+ * (`OperatorIdentity.objectDomain`), so that two operators' rings in one cluster never mix.
+ */
+
+/** What a ring names: on its Leases, and on the children of its parents. */
+export interface ShardNames {
+  /**
+   * Label on every child when replicas split the keys (`--shards`): its parent's bucket (two hex
+   * digits, the top byte of the hash of the parent's uid), by which each replica asks the API
+   * server for its shards' children.
+   */
+  bucketLabel: string;
+  /** Label on every Lease of a ring: the ring's name. */
+  ringLabel: string;
+  /** Annotation on every Lease of a ring: its size, N, which every replica must agree on. */
+  countAnnotation: string;
+}
+
+/** The ring's names under `objectDomain` (an operator's, where its labels live). */
+export function shardNames(objectDomain: string): ShardNames {
+  return {
+    bucketLabel: `${objectDomain}/shard-bucket`,
+    ringLabel: `${objectDomain}/shard-ring`,
+    countAnnotation: `${objectDomain}/shards`,
+  };
+}

@@ -1,0 +1,516 @@
+/**
+ * A ring of shards: the replicas split the keys of every plugin by a stable hash of the parent's
+ * uid (kube/shard_range.ts), and each shard is a Lease held exactly like the leader's
+ * (runtime/leader/leader_election.ts): a replica writes for a shard only within its renew deadline
+ * of that shard's lease, and stops that shard's work at once when it sees another holder. So the
+ * argument that two leaders never write at once holds per shard.
+ *
+ * Who should hold what: every replica holds a member Lease of its own (renewed like the others,
+ * so a replica holding no shard is still seen), watches the ring's Leases (one watch), and
+ * computes the same balanced, sticky assignment from what it sees (assignment.ts). It campaigns
+ * for the shards assigned to it and hands over those that are not:
+ *
+ * - Taking a shard: its lease is acquired (only when free, or when its holder's lease has run out
+ *   by our monotonic clock), then its caches list (`ShardWork.start`); its keys are claimed only
+ *   once they are current (the controller waits for them).
+ * - Handing a shard over (drain first): new claims are refused, the reconciles in flight finish
+ *   (or are cancelled after `drainMs`) while the lease is still renewed, its caches are dropped,
+ *   and only then is the lease released; the new owner, watching, takes it at once. So no key is
+ *   reconciled by two replicas at the same time, and a clean shutdown hands every shard over at
+ *   once.
+ * - A replica that dies: its member and shard leases stop changing; after the lease duration the
+ *   others count it out, and the new owners take its shards (within the lease duration of its last
+ *   renewal, and the poll period when the watch is down).
+ * - A lost shard lease (not renewed within its deadline, or another holder seen): claims refused
+ *   and reconciles in flight cancelled at once, as a lost leader does; its writes are refused by
+ *   the fence anyway.
+ *
+ * The ring's size N decides which keys go where, so it is recorded on every lease: a replica that
+ * sees a live lease of the ring with another N refuses to work (holds nothing, `/readyz` says
+ * why) until that lease is gone. Changing N is a stop-the-ring operation.
+ *
+ * Cost: (N + replicas) lease renewals per retry period, one watch, and one write per shard that
+ * moves.
+ */
+import type { KubeClient } from "../../kube/client.ts";
+import { isApiError } from "../../kube/errors.ts";
+import { LEASE } from "../../kube/kinds.ts";
+import type { KubeObject } from "../../kube/object.ts";
+import { scoped } from "../../kube/resource.ts";
+import { fnv1a64Hex, MAX_SHARDS, shardOf, WHOLE_SPACE_SELECTOR } from "../../kube/shard_range.ts";
+import { NotLeaderError, type WriteFence } from "../../kube/write_fence.ts";
+import { type Clock, systemClock } from "../../util/clock.ts";
+import { sleep } from "../../util/sleep.ts";
+import { Informer } from "../cache/mod.ts";
+import { LeaderElector, leaderGauge, leaseExpiresInMs } from "../leader/mod.ts";
+import type { Gauge, Logger, ProbeChecks, Registry } from "../observe/mod.ts";
+import { assignShards } from "./assignment.ts";
+
+/** The names the ring writes on its leases (under the operator's domain). */
+export interface RingNames {
+  /** Label on every lease of the ring; its value names the ring. */
+  ringLabel: string;
+  /** Annotation holding N, the ring's size. */
+  countAnnotation: string;
+}
+
+/** What a shard's work is, as the ring starts and stops it. */
+export interface ShardWork {
+  /** The shard's lease is held: start its caches (its keys are claimed once they are current). */
+  start(shard: number): void;
+  /** The shard is handed on (its reconciles have drained): stop and drop its caches. */
+  stop(shard: number): Promise<void>;
+}
+
+/** The right to reconcile one key now, for the shard it hashes to. */
+export interface ShardClaim {
+  shard: number;
+  /** Passes writes only while the shard's lease is surely held (the leader's fence, per shard). */
+  fence: WriteFence;
+  /** Aborts when the shard is lost, or its hand-over stops waiting for this reconcile. */
+  signal: AbortSignal;
+  /** The reconcile is over (a hand-over waits for every claim to be released). */
+  release(): void;
+}
+
+export interface ShardRingOptions {
+  /** Lease writes go before other waiting requests (`client.urgent()`). */
+  client: KubeClient;
+  namespace: string;
+  /** The ring's name: its leases are `<name>-shard-<i>` and `<name>-member-<hash of identity>`. */
+  name: string;
+  /** This replica, unique in the ring. */
+  identity: string;
+  /** N, the ring's size, 1 to 256: the same on every replica. */
+  count: number;
+  names: RingNames;
+  work: ShardWork;
+  /** As for leader election (15 s, 10 s, 2 s by default), for every lease of the ring. */
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /**
+   * How long a hand-over (or a shutdown) waits for a shard's reconciles in flight before it
+   * cancels them; default 30 s. The lease is renewed meanwhile, so nobody else starts; too long
+   * only delays the new owner.
+   */
+  drainMs?: number;
+  log: Logger;
+  registry?: Registry;
+  clock?: Clock;
+}
+
+/** One shard, as this replica holds it (or not). */
+interface Shard {
+  index: number;
+  elector: LeaderElector;
+  /** Claims are given: the lease is held and no hand-over has begun. */
+  serving: boolean;
+  /** Aborts this term's claims (lost, or a drain out of time). */
+  term: AbortController;
+  inFlight: number;
+  /** Told when `inFlight` comes down to 0. */
+  drained?: () => void;
+}
+
+/** A lease of the ring as last seen, and when (by our monotonic clock) its record last changed. */
+interface Seen {
+  uid?: string;
+  holder?: string;
+  durationMs: number;
+  count?: number;
+  record: string;
+  changedAt: number;
+}
+
+export class ShardRing {
+  readonly count: number;
+  readonly #options: ShardRingOptions;
+  readonly #timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
+  readonly #clock: Clock;
+  readonly #shards: Shard[];
+  readonly #member: LeaderElector;
+  readonly #seen = new Map<string, Seen>();
+  readonly #held?: Gauge;
+  readonly #members?: Gauge;
+  readonly #serverGauge?: Gauge;
+  #serverSelects = false;
+  /** Why this replica refuses to work, when it does (a ring of another size). */
+  #mismatch?: string;
+  /** Set once the first assignment was made. */
+  #assigned = false;
+  readonly #ringLabelValue: string;
+
+  constructor(options: ShardRingOptions) {
+    const { count } = options;
+    if (!Number.isInteger(count) || count < 1 || count > MAX_SHARDS) {
+      throw new RangeError(`a ring has 1 to ${MAX_SHARDS} shards, not ${count}`);
+    }
+    this.count = count;
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#timing = {
+      leaseDurationMs: options.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: options.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: options.retryPeriodMs ?? 2_000,
+    };
+    const { name } = options;
+    this.#ringLabelValue = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)
+      ? name
+      : fnv1a64Hex(name);
+    const labels = { [options.names.ringLabel]: this.#ringLabelValue };
+    const annotations = { [options.names.countAnnotation]: String(count) };
+    const gauge = options.registry && leaderGauge(options.registry);
+    const elector = (lease: string) =>
+      new LeaderElector(options.client, {
+        namespace: options.namespace,
+        name: lease,
+        identity: options.identity,
+        ...this.#timing,
+        log: options.log,
+        gauge,
+        clock: options.clock,
+        watch: false,
+        labels,
+        annotations,
+      });
+    this.#member = elector(this.#memberLease(options.identity));
+    this.#shards = Array.from({ length: count }, (_, index) => {
+      const shard: Shard = {
+        index,
+        elector: elector(`${name}-shard-${index}`),
+        serving: false,
+        term: new AbortController(),
+        inFlight: 0,
+      };
+      shard.elector.want(false);
+      return shard;
+    });
+    if (options.registry) {
+      this.#held = options.registry.gauge(
+        "shard_held",
+        "1 while this replica holds the shard's lease and reconciles its keys",
+        ["ring", "shard"],
+      );
+      for (let i = 0; i < count; i++) this.#held.set({ ring: name, shard: String(i) }, 0);
+      this.#members = options.registry.gauge(
+        "shard_ring_members",
+        "Replicas this replica sees in the ring",
+        ["ring"],
+      );
+      this.#serverGauge = options.registry.gauge(
+        "shard_server_selects",
+        "1 when the API server honours shard selectors (KEP-5866); else caches filter alone",
+        ["ring"],
+      );
+    }
+  }
+
+  /** True when the API server honours `shardSelector` (probed at start; false until then). */
+  get serverSelects(): boolean {
+    return this.#serverSelects;
+  }
+
+  /** The shards whose leases this replica holds now. */
+  get held(): number[] {
+    return this.#shards.filter((s) => s.elector.isLeader).map((s) => s.index);
+  }
+
+  /** The shard a parent's uid hashes to. */
+  shardOf(uid: string): number {
+    return shardOf(uid, this.count);
+  }
+
+  /**
+   * The right to reconcile the object with `uid` now: its shard's lease is held, its hand-over has
+   * not begun. Undefined when another replica's (or nobody's yet). Release it when done.
+   */
+  claim(uid: string): ShardClaim | undefined {
+    const shard = this.#shards[this.shardOf(uid)];
+    if (!shard.serving || !shard.elector.isLeader) return undefined;
+    shard.inFlight++;
+    let released = false;
+    return {
+      shard: shard.index,
+      fence: shard.elector.fence,
+      signal: shard.term.signal,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--shard.inFlight === 0) shard.drained?.();
+      },
+    };
+  }
+
+  /** Passes while this replica holds any shard (for writes about no one key: Events). */
+  readonly anyFence: WriteFence = () => {
+    for (const shard of this.#shards) {
+      if (shard.elector.isLeader) return shard.elector.fence();
+    }
+    throw new NotLeaderError(`holds no shard of ring ${this.#options.name}; write refused`);
+  };
+
+  /**
+   * `/readyz`: not ready until the ring was first looked at and the shards assigned, nor while
+   * the ring's size is in dispute; the shards held are noted.
+   */
+  checks(shardFresh: (shard: number) => boolean): ProbeChecks {
+    return {
+      readyz: {
+        shards: () => {
+          if (this.#mismatch) return this.#mismatch;
+          if (!this.#assigned) return `looking at ring ${this.#options.name}`;
+          const held = this.held;
+          const listing = held.filter((s) => !shardFresh(s));
+          if (listing.length) return `listing the caches of shard(s) ${listing.join(", ")}`;
+          return {
+            note: held.length
+              ? `holds shard(s) ${held.join(", ")} of ${this.count}`
+              : `holds none of ${this.count} shards`,
+          };
+        },
+      },
+    };
+  }
+
+  /**
+   * Joins the ring and keeps to the assignment until `signal` aborts; then hands every shard over
+   * (drained) and leaves. Throws a StartupError when the leases cannot be used at all.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const options = this.#options;
+    const log = options.log;
+    await this.#probe(signal);
+    const leases = new Informer(
+      options.client,
+      scoped(LEASE, { labelSelector: `${options.names.ringLabel}=${this.#ringLabelValue}` }),
+      { namespace: options.namespace, log },
+    );
+    leases.onChange((change) => this.#saw(change.object, change.type === "deleted"));
+    const stopAll = new AbortController();
+    const watching = leases.run(stopAll.signal);
+    const member = this.#member.run(stopAll.signal, {
+      onStartedLeading: () => {},
+      onStoppedLeading: () => Promise.resolve(),
+    });
+    const shards = this.#shards.map((shard) =>
+      shard.elector.run(signal, {
+        onStartedLeading: () => this.#started(shard),
+        onStoppedLeading: (reason) => this.#stopped(shard, reason),
+      })
+    );
+    try {
+      await Promise.race([leases.synced, aborted(signal)]);
+      // Replicas started together see each other before anyone takes everything.
+      await sleep(this.#timing.retryPeriodMs, signal);
+      log.info("joined ring {ring} of {count} shard(s) as {identity}", {
+        ring: options.name,
+        count: this.count,
+        identity: options.identity,
+      });
+      while (!signal.aborted) {
+        this.#reassign();
+        await sleep(this.#timing.retryPeriodMs / 2, signal);
+      }
+    } finally {
+      // Shutdown: each held shard drains and is released by its elector's run.
+      await Promise.all(shards);
+      stopAll.abort();
+      await member;
+      await this.#leave();
+      await watching;
+      log.info("left ring {ring}", { ring: options.name });
+    }
+  }
+
+  /** Asks the API server, once, whether it honours shard selectors: `shardInfo` says it did. */
+  async #probe(signal: AbortSignal): Promise<void> {
+    const { client, namespace, log, name } = this.#options;
+    try {
+      const page = await client.list(LEASE, {
+        namespace,
+        limit: 1,
+        shardSelector: WHOLE_SPACE_SELECTOR,
+        signal,
+      });
+      this.#serverSelects = Boolean((page.metadata as { shardInfo?: unknown }).shardInfo);
+    } catch (error) {
+      if (signal.aborted) return;
+      log.warn("could not ask whether the API server shards lists ({error}); filtering alone", {
+        error: (error as Error).message,
+      });
+    }
+    this.#serverGauge?.set({ ring: name }, this.#serverSelects ? 1 : 0);
+    log.info(
+      this.#serverSelects
+        ? "the API server honours shard selectors: each shard's parents are listed by uid range"
+        : "the API server does not honour shard selectors (gate ShardedListAndWatch off, or " +
+          "older than 1.36): caches keep their shards' objects themselves",
+      {},
+    );
+  }
+
+  /** A version of a ring lease, as the watch delivered it. */
+  #saw(lease: KubeObject, deleted: boolean): void {
+    const name = lease.metadata?.name ?? "";
+    const spec = (lease as { spec?: { holderIdentity?: string; leaseDurationSeconds?: number } })
+      .spec;
+    if (deleted) this.#seen.delete(name);
+    else {
+      const record = JSON.stringify(spec ?? {});
+      const old = this.#seen.get(name);
+      const count = Number(lease.metadata?.annotations?.[this.#options.names.countAnnotation]);
+      this.#seen.set(name, {
+        uid: lease.metadata?.uid,
+        holder: spec?.holderIdentity || undefined,
+        durationMs: (spec?.leaseDurationSeconds ?? 0) * 1000,
+        count: Number.isInteger(count) ? count : undefined,
+        record,
+        changedAt: old?.record === record ? old.changedAt : this.#clock.monotonicMs(),
+      });
+    }
+    for (const shard of this.#shards) {
+      if (shard.elector.name === name) shard.elector.saw(deleted ? undefined : lease);
+    }
+    if (name === this.#member.name) this.#member.saw(deleted ? undefined : lease);
+    if (this.#assigned) this.#reassign();
+  }
+
+  /** The holder of a lease seen, while its lease has not run out by our clock. */
+  #liveHolder(seen: Seen | undefined): string | undefined {
+    if (!seen?.holder) return undefined;
+    return leaseExpiresInMs(seen.changedAt, seen.durationMs, this.#clock) > 0
+      ? seen.holder
+      : undefined;
+  }
+
+  /** Looks at the ring and campaigns for (or hands over) each shard accordingly. */
+  #reassign(): void {
+    const { name, identity, log } = this.#options;
+    if (!this.#member.isLeader) return;
+    const memberPrefix = `${name}-member-`;
+    const members = new Set<string>([identity]);
+    let mismatch: string | undefined;
+    for (const [lease, seen] of this.#seen) {
+      const holder = this.#liveHolder(seen);
+      if (!holder) continue;
+      if (seen.count !== undefined && seen.count !== this.count) {
+        mismatch = `lease ${lease} (held by ${holder}) belongs to a ring of ${seen.count} ` +
+          `shards, this replica was started with ${this.count}: run every replica with the ` +
+          `same --shards (changing it means stopping them all)`;
+      }
+      if (lease.startsWith(memberPrefix)) members.add(holder);
+    }
+    this.#sweep(memberPrefix);
+    if (mismatch !== this.#mismatch) {
+      if (mismatch) log.error("refusing to work: {why}", { why: mismatch });
+      else log.info("the ring's size is agreed again; working", {});
+    }
+    this.#mismatch = mismatch;
+    this.#members?.set({ ring: name }, members.size);
+    const holders = this.#shards.map((shard) => shard.elector.holder());
+    const owners = mismatch ? [] : assignShards({
+      count: this.count,
+      members: [...members],
+      holders,
+    });
+    for (const shard of this.#shards) shard.elector.want(owners[shard.index] === identity);
+    this.#assigned = true;
+  }
+
+  #started(shard: Shard): void {
+    const { name, log, work } = this.#options;
+    shard.term = new AbortController();
+    shard.serving = true;
+    this.#held?.set({ ring: name, shard: String(shard.index) }, 1);
+    log.info("took shard {shard} of ring {ring}", { shard: shard.index, ring: name });
+    work.start(shard.index);
+  }
+
+  /**
+   * Stops a shard's work: at once when lost; else new claims are refused, the claims in flight
+   * drain (cancelled after `drainMs`), and its caches go, before the elector releases the lease.
+   */
+  async #stopped(shard: Shard, reason: "lost" | "shutdown" | "handover"): Promise<void> {
+    const { name, log, work } = this.#options;
+    shard.serving = false;
+    this.#held?.set({ ring: name, shard: String(shard.index) }, 0);
+    if (reason === "lost") shard.term.abort(new NotLeaderError(`lost shard ${shard.index}`));
+    if (shard.inFlight > 0) {
+      const drained = new Promise<void>((resolve) => shard.drained = resolve);
+      const drainMs = this.#options.drainMs ?? 30_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<"late">((resolve) => timer = setTimeout(resolve, drainMs, "late"));
+      if (await Promise.race([drained, late]) === "late") {
+        log.warn("shard {shard}: reconciles still running after {seconds} s; cancelling them", {
+          shard: shard.index,
+          seconds: drainMs / 1000,
+        });
+        shard.term.abort(new NotLeaderError(`shard ${shard.index} handed over`));
+      }
+      clearTimeout(timer);
+      shard.drained = undefined;
+    }
+    await work.stop(shard.index);
+    log.info("{how} shard {shard} of ring {ring}", {
+      how: reason === "lost" ? "lost" : "handing over",
+      shard: shard.index,
+      ring: name,
+    });
+  }
+
+  /**
+   * Deletes the member leases of replicas that crashed (a clean shutdown deletes its own): unchanged
+   * for ten lease durations. Any replica may; the uid makes it a no-op for a lease made anew.
+   */
+  #sweep(memberPrefix: string): void {
+    const { client, namespace, log } = this.#options;
+    const now = this.#clock.monotonicMs();
+    for (const [name, seen] of this.#seen) {
+      if (!name.startsWith(memberPrefix) || name === this.#member.name) continue;
+      if (now - seen.changedAt < 10 * Math.max(seen.durationMs, this.#timing.leaseDurationMs)) {
+        continue;
+      }
+      this.#seen.delete(name);
+      client.delete(LEASE, name, { namespace, uid: seen.uid, timeoutMs: 5_000 }).then(
+        () => log.info("deleted member lease {lease}, unchanged for long", { lease: name }),
+        (error) => {
+          if (!isApiError(error, 404) && !isApiError(error, 409)) {
+            log.debug("could not delete member lease {lease}: {error}", { lease: name, error });
+          }
+        },
+      );
+    }
+  }
+
+  /** The member lease goes with a clean shutdown, so the others count this replica out at once. */
+  async #leave(): Promise<void> {
+    const { client, namespace, log } = this.#options;
+    const name = this.#member.name;
+    try {
+      const lease = await client.get(LEASE, name, { namespace, timeoutMs: 5_000 });
+      if (lease.spec?.holderIdentity && lease.spec.holderIdentity !== this.#options.identity) {
+        return;
+      }
+      await client.delete(LEASE, name, { namespace, uid: lease.metadata?.uid, timeoutMs: 5_000 });
+    } catch (error) {
+      if (isApiError(error, 404)) return;
+      log.warn("could not delete member lease {lease}: {error}", {
+        lease: name,
+        error: (error as Error).message,
+      });
+    }
+  }
+
+  /** `<ring>-member-<16 hex digits>`: identities are free text, lease names are not. */
+  #memberLease(identity: string): string {
+    return `${this.#options.name}-member-${fnv1a64Hex(identity)}`;
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}

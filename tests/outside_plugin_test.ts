@@ -9,6 +9,7 @@ import { expect } from "expect";
 import { RELEASE_URL, RUNTIME_IMPORTS } from "../cli/scaffold_operator.ts";
 import { runDocumented } from "./fixtures/documented_commands.ts";
 import { permissionFlags, spawnOperator } from "./fixtures/operator_command.ts";
+import { denoIn as deno } from "./fixtures/deno_in.ts";
 
 const repo = new URL("../", import.meta.url);
 const guide = await Deno.readTextFile(new URL("plugins/README.md", repo));
@@ -18,17 +19,6 @@ const blocks = Object.fromEntries(
   ) => [file, text]),
 );
 const ours = JSON.parse(await Deno.readTextFile(new URL("deno.json", repo))).imports;
-
-async function deno(cwd: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
-}
 
 Deno.test("a plugin in another repository, as the guide says: checks, loads, ships", async (t) => {
   expect(Object.keys(blocks).sort()).toEqual(["deno.json", "main.ts", "my_plugin.ts"]);

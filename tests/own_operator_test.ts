@@ -24,6 +24,7 @@ import {
 } from "./fixtures/documented_commands.ts";
 import { freshClone } from "./fixtures/fresh_clone.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
+import { denoIn as deno } from "./fixtures/deno_in.ts";
 
 /** An operator made by the scaffold, and where it is. */
 interface Own {
@@ -56,18 +57,6 @@ function own(dir: string, name: string, domain: string): Own {
     serviceAccount: `system:serviceaccount:${name}-system:${name}`,
     lease: `${name}.${domain}`,
   };
-}
-
-/** `deno <args>` in `cwd`, as a person types it there. */
-async function deno(cwd: string, ...args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
 }
 
 /** Like `deno`, but a failure throws with what it printed. */

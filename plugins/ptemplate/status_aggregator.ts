@@ -310,9 +310,16 @@ function nodeChanged(change: StoreChange<Node>): boolean {
  * "pending" first and the real state a moment later would be two writes for one. Long while the
  * DaemonSet controller is seen at work (a busy one, at its own 20 requests a second, takes
  * minutes over thousands of DaemonSets); short when it has not acted on any DaemonSet yet, since it
- * may not be running at all. A Ptemplate that already has a status, or a problem, never waits.
+ * may not be running at all. Longest while a child is still missing and no plugin says why: the
+ * plugins that make them are then behind (a start over 10,000 Ptemplates takes minutes), and a
+ * "pending" written meanwhile is one more write competing with theirs. A Ptemplate that already
+ * has a status, or a problem, never waits.
  */
-export const FIRST_STATUS_GRACE_MS = { controllerSeen: 60_000, otherwise: 5_000 };
+export const FIRST_STATUS_GRACE_MS = {
+  controllerSeen: 60_000,
+  otherwise: 5_000,
+  childrenMissing: 300_000,
+};
 
 export const statusAggregatorPlugin = definePlugin({
   name: "status-aggregator",
@@ -320,6 +327,9 @@ export const statusAggregatorPlugin = definePlugin({
   // A Ptemplate's children change in bursts (made, then their controllers' status, a rollout's
   // pods): one status write per burst, within a fraction of a second of its last change.
   debounceMs: 300,
+  // Two at a time: its visits are quick, and its writes, all statuses, then take a small share of
+  // the API server while the other plugins make children (8 at a time each).
+  concurrency: 2,
   // Admission warnings: what the status would say later, said at `kubectl apply` time.
   validate: validatePtemplate,
   // What the status is made of: the caches keep only this of each kind (and the children's
@@ -442,11 +452,15 @@ export const statusAggregatorPlugin = definePlugin({
     const waited = Date.now() - since;
     const unobserved = !daemonSet?.status ||
       (daemonSet.status.observedGeneration ?? 0) < (daemonSet.metadata?.generation ?? 0);
-    const settling = !daemonSet || (kmmInstalled && !module) || unobserved;
-    if (settling && !found.length && !pt.status) {
-      const seen = cache(DAEMON_SET).list().some((ds) => ds.status?.observedGeneration);
-      const grace = FIRST_STATUS_GRACE_MS[seen ? "controllerSeen" : "otherwise"];
-      if (waited < grace) return { requeueAfterMs: Math.min(grace - waited, 5_000) };
+    const missing = !daemonSet || (kmmInstalled && !module);
+    if ((missing || unobserved) && !found.length && !pt.status) {
+      // The children's changes call us as they come: a visit is due only when a grace ends. The
+      // short one is checked first, so that the scan of every DaemonSet is made past it alone.
+      const seen = !missing && waited >= FIRST_STATUS_GRACE_MS.otherwise &&
+        cache(DAEMON_SET).list().some((ds) => ds.status?.observedGeneration);
+      const grace =
+        FIRST_STATUS_GRACE_MS[missing ? "childrenMissing" : seen ? "controllerSeen" : "otherwise"];
+      if (waited < grace) return { requeueAfterMs: grace - waited };
     }
     const status = statusFor(pt, {
       kmmInstalled,

@@ -7,6 +7,7 @@ export * from "./informer.ts";
 export * from "./informer_pool.ts";
 export * from "./label_selector.ts";
 export * from "./projection.ts";
+export * from "./relevant_change.ts";
 export * from "./slim.ts";
 export * from "./store.ts";
 export * from "./strict_reads.ts";

@@ -21,6 +21,7 @@ import {
   type CacheReader,
   type Informer,
   type InformerPool,
+  relevantChange,
   StaleCacheError,
   type StoreChange,
   strictObject,
@@ -182,10 +183,19 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const watch of plugin.watches ?? []) {
       if (watch.optional) pool.informers(watch.resource, { optional: true });
     }
+    // An update that changed nothing the plugin reads (nor what the runtime acts on) visits no
+    // one: most updates are statuses written by other controllers and plugins.
+    const seen = (resource: Resource) => {
+      const relevant = relevantChange(declaredReads(plugin, resource));
+      return (change: StoreChange<KubeObject>) =>
+        change.type !== "updated" || relevant(change.old, change.object);
+    };
     // Every object the caches hold came from the API server: it is stored, named and with a uid.
+    const ownSeen = seen(plugin.for);
     pool.onChange<Stored<T>>(plugin.for, (change) => {
       const key = this.#keyOf(change.object);
       if (change.type === "deleted") this.#finalized.delete(key);
+      if (!ownSeen(change)) return;
       // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
       const deleting = change.type === "updated" && plugin.finalize &&
         !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
@@ -197,8 +207,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       );
     });
     for (const { resource } of owned) {
+      const childSeen = seen(resource);
       pool.onChange(resource, (change) => {
-        this.#enqueueOwner(change);
+        if (childSeen(change)) this.#enqueueOwner(change);
         this.#enqueueBlocked(resource, change.object);
       });
     }
@@ -227,7 +238,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         whenReady(() => this.#runner.map(index, object, context), (refs) => {
           for (const at of refs) this.#enqueue(refKey(refTo(plugin.for, at)));
         }, failed);
+      const watchSeen = seen(watch.resource);
       pool.onChange<Stored<KubeObject>>(watch.resource, (raw) => {
+        if (!watchSeen(raw)) return;
         const change = this.#strictChange(watch.resource, raw);
         whenReady(() => this.#runner.watchFilter(index, change), (pass) => {
           if (!pass) return;

@@ -80,7 +80,7 @@ const child = {
     },
   },
 };
-const stamped = await stampChild(child, parent, "consumer-daemonset", PTEMPLATE_OPERATOR);
+const stamped = stampChild(child, parent, "consumer-daemonset", PTEMPLATE_OPERATOR);
 // As the cache holds a converged child: our entry and the DaemonSet controller's, field sets dropped.
 const cached = structuredClone(stamped);
 cached.metadata.managedFields = [

@@ -569,6 +569,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         const change = event.type === "DELETED" || !this.#keeps(event.object)
           ? this.store.remove(event.object)
+          // The echo of our own write, taken from its answer: nothing to project again.
+          : this.store.holds(event.object)
+          ? undefined
           : this.store.upsert(this.#keep(event.object));
         if (rv) this.#resourceVersion = rv;
         if (change) this.#emit([change]);

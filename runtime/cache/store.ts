@@ -70,6 +70,12 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return [...this.#byOwner.get(uid) ?? []].map((key) => this.#objects.get(key) as Stored<T>);
   }
 
+  /** Whether the cache holds `object` at its resourceVersion already (our own write's answer). */
+  holds(object: KubeObject): boolean {
+    const old = this.#objects.get(this.#key(object));
+    return old !== undefined && old.metadata?.resourceVersion === object.metadata?.resourceVersion;
+  }
+
   /** Adds or replaces one object; returns the change, or undefined if nothing changed. */
   upsert(object: T): StoreChange<T> | undefined {
     const key = this.#key(object);

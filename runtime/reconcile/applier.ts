@@ -132,7 +132,7 @@ export class Applier {
           { retryAfterMs: 30_000 },
         );
       }
-      const stamped = await stampChild(
+      const stamped = stampChild(
         desired,
         parent,
         this.#deps.name,

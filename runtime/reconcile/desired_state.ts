@@ -2,28 +2,69 @@
  * Pure decisions about desired objects: how a child is stamped (owner reference, labels, hash)
  * and whether the cached object already matches, so that a converged operator writes nothing.
  */
+import { createHash } from "node:crypto";
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
 
 /** The operator's own names a stamped child carries. */
 export type ChildStamp = Pick<OperatorIdentity, "pluginLabel" | "hashAnnotation">;
 
-/** JSON with object keys sorted, so equal values give equal strings. */
+/**
+ * JSON with object keys sorted, so equal values give equal strings: the text
+ * `JSON.stringify` gives of a copy whose keys were put in order (array-index keys, which an object
+ * always lists first, in numeric order; the others by UTF-16 code units), written in one pass.
+ * Every child's hash annotation is made of it, so its output must never change.
+ */
 export function stableStringify(value: unknown): string {
-  return JSON.stringify(
-    value,
-    (_, v) =>
-      v && typeof v === "object" && !Array.isArray(v)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-  );
+  // Undefined for undefined alone, as JSON.stringify's.
+  return write(value) as string;
 }
 
-/** A short, stable content hash. */
-export async function contentHash(value: unknown): Promise<string> {
-  const bytes = new TextEncoder().encode(stableStringify(value));
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+/** The JSON text of `value`; undefined where JSON.stringify leaves a property out. */
+function write(value: unknown): string | undefined {
+  if (value === null) return "null";
+  if (typeof value !== "object") {
+    return typeof value === "function" || typeof value === "symbol" || value === undefined
+      ? undefined
+      : JSON.stringify(value);
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    return write((value as { toJSON: () => unknown }).toJSON());
+  }
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i ? "," : "") + (write(value[i]) ?? "null");
+    return out + "]";
+  }
+  const record = value as Record<string, unknown>;
+  let out = "{";
+  let first = true;
+  for (const key of orderedKeys(record)) {
+    const text = write(record[key]);
+    if (text === undefined) continue;
+    out += (first ? "" : ",") + JSON.stringify(key) + ":" + text;
+    first = false;
+  }
+  return out + "}";
+}
+
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+function orderedKeys(record: Record<string, unknown>): string[] {
+  const indices: string[] = [];
+  const names: string[] = [];
+  for (const key of Object.keys(record)) {
+    (ARRAY_INDEX.test(key) && Number(key) < 4294967295 ? indices : names).push(key);
+  }
+  indices.sort((a, b) => Number(a) - Number(b));
+  names.sort();
+  return indices.length ? [...indices, ...names] : names;
+}
+
+/** A short, stable content hash: the first 8 bytes of the SHA-256 of `stableStringify`, in hex. */
+export function contentHash(value: unknown): string {
+  // node:crypto hashes synchronously: no promise and op round trip per child, per visit.
+  return createHash("sha256").update(stableStringify(value) ?? "").digest("hex").slice(0, 16);
 }
 
 /**
@@ -94,18 +135,18 @@ export function controllerReference(parent: KubeObject): NonNullable<
  * bucket), and annotated with the hash of what the plugin asked for (under the operator's own
  * label and annotation names).
  */
-export async function stampChild<T extends KubeObject>(
+export function stampChild<T extends KubeObject>(
   child: T,
   parent: KubeObject,
   plugin: string,
   operator: ChildStamp,
   labels: Record<string, string> = {},
-): Promise<T & KubeObject> {
+): T & KubeObject {
   const meta = child.metadata ?? {};
   if (!meta.name) {
     throw new TypeError(`a ${child.kind ?? "child"} returned by ${plugin} has no metadata.name`);
   }
-  const hash = await contentHash(child);
+  const hash = contentHash(child);
   return {
     ...child,
     metadata: {

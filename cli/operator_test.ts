@@ -39,7 +39,7 @@ Deno.test("dispatch: help, the default command, and mistakes as one line with ex
   });
   // No command is `run`, whose help lists its flags with their defaults from the flag table.
   const help = await run(["--", "--help"]);
-  expect(help.stdout).toMatch(/--concurrency N +workers per plugin, 1 to 100 \(default 8\)/);
+  expect(help.stdout).toMatch(/--concurrency N +workers per plugin, 1 to 100 \(default 32\)/);
   expect(await run(["deploy"])).toMatchObject({
     code: 2,
     stderr: expect.stringContaining('unknown command "deploy"'),

@@ -314,8 +314,8 @@ await binariesTest(
             const pt = JSON.parse((await k(["get", "pt", "consumer-pod", "-o", "json"])).stdout);
             expect(pt.status?.consumers).toHaveLength(2);
           }, { timeoutMs: 120_000 });
-          // The README's numbers: 8 workers per plugin.
-          expect(start.output()).toContain('"workers":8');
+          // The README's numbers: 32 workers per plugin.
+          expect(start.output()).toContain('"workers":32');
           expect(start.output()).not.toContain("undefined");
 
           // What the README says kubectl does with a field the schema does not know.
@@ -373,7 +373,7 @@ await binariesTest(
         expect(text).toMatch(
           /DaemonSet consumer-pod-consumer +consumer pods: consumer-pod-consumer-\S+, consumer-pod-consumer-\S+/,
         );
-        expect(text).toContain("started 8 worker(s)");
+        expect(text).toContain("started 32 worker(s)");
         expect(text).not.toContain("undefined");
         // The kubectl line it prints, run as printed.
         const [, kubeconfig] = text.match(/kubectl --kubeconfig (\S+) get ptemplates,/)!;

@@ -277,7 +277,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** What the cache keeps of an object that arrived (ours alone: just parsed, or just answered). */
   #keep(object: T): T {
     const { projector } = this.#options;
-    return slim(projector ? projector(object) as T : object, this.#options.slim);
+    if (!projector) return slim(object, this.#options.slim);
+    // A projection is built a field at a time, and V8 keeps such objects roomier than what
+    // JSON.parse makes: parsed again, a kept DaemonSet takes 2.2 KiB of heap instead of 2.9.
+    return JSON.parse(JSON.stringify(slim(projector(object) as T, this.#options.slim)));
   }
 
   /** Whether the server is asked for metadata alone (nothing of the bodies is kept). */

@@ -2,7 +2,9 @@
  * Records Kubernetes Events on the objects the operator acts on, aggregated: a repeat of the same
  * event on the same object bumps its count instead of creating another, and is written at most
  * once per interval, so a failing loop does not flood the API server. Events have a slow lane of
- * their own, so a burst of news never delays the writes that make children exist.
+ * their own, so a burst of news never delays the writes that make children exist; and, as
+ * client-go's broadcaster, a bounded backlog: past it new Events are dropped, and the log says so
+ * (a start over 10,000 objects would otherwise hold 10,000 Events in memory for minutes).
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
@@ -66,6 +68,7 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #batches = new Map<string, Batch>();
   readonly #pending = new Set<Promise<void>>();
   readonly #lane: RateLimiter;
+  readonly #maxBacklog: number;
   /** Aborted when what waits is to be written at once (flush, close). */
   #hurry = new AbortController();
   #closed = false;
@@ -82,8 +85,11 @@ export class KubeEventRecorder implements EventRecorder {
       /** The Events' own lane, below the client's limit; 20 per second, 50 at once. */
       rate?: RateLimit;
       correlator?: CorrelatorOptions;
+      /** Events waiting for the lane, past which new ones are dropped; 1000 (Warnings: twice). */
+      maxBacklog?: number;
     },
   ) {
+    this.#maxBacklog = options.maxBacklog ?? 1000;
     this.#lane = new RateLimiter(options.rate ?? { qps: 20, burst: 50 });
     this.#batchMs = options.batchMs ?? 2_000;
     this.#client = client;
@@ -147,6 +153,22 @@ export class KubeEventRecorder implements EventRecorder {
     }
     // A flood about one object is cut off: a burst of writes, then one per interval.
     if (!this.#correlator.admit(uid, now)) return;
+    const limit = this.#maxBacklog * (input.type === "Warning" ? 2 : 1);
+    if (this.#pending.size >= limit) {
+      this.#warnings.warn(
+        "events backlog",
+        "{waiting} Events wait to be written (at most {limit} a second): {type} {reason} on " +
+          "{object} and others are dropped",
+        {
+          waiting: this.#pending.size,
+          limit: this.#lane.qps,
+          type: event.type,
+          reason: event.reason,
+          object: `${meta.namespace}/${meta.name}`,
+        },
+      );
+      return;
+    }
     const aggregate: Aggregate = {
       name: `${meta.name}.${now.toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`,
       namespace: meta.namespace || "default",
@@ -157,7 +179,16 @@ export class KubeEventRecorder implements EventRecorder {
       firstSeen: new Date(now).toISOString(),
     };
     this.#aggregates.set(key, aggregate);
-    this.#track(this.#create(object, event, aggregate));
+    // The reference alone waits with it: not a whole object of some older version.
+    const involved = {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: meta.name,
+      namespace: meta.namespace,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+    };
+    this.#track(this.#create(involved, event, aggregate));
   }
 
   /**
@@ -224,20 +255,16 @@ export class KubeEventRecorder implements EventRecorder {
     promise.finally(() => this.#pending.delete(promise));
   }
 
-  async #create(object: KubeObject, event: EventInput, aggregate: Aggregate): Promise<void> {
-    const meta = object.metadata ?? {};
+  async #create(
+    involvedObject: Record<string, string | undefined>,
+    event: EventInput,
+    aggregate: Aggregate,
+  ): Promise<void> {
     try {
       await this.#turn();
       await this.#client.create(EVENT, {
         metadata: { name: aggregate.name, namespace: aggregate.namespace },
-        involvedObject: {
-          apiVersion: object.apiVersion,
-          kind: object.kind,
-          name: meta.name,
-          namespace: meta.namespace,
-          uid: meta.uid,
-          resourceVersion: meta.resourceVersion,
-        },
+        involvedObject,
         type: event.type,
         reason: event.reason,
         message: event.message.slice(0, 1024),
@@ -252,7 +279,7 @@ export class KubeEventRecorder implements EventRecorder {
     } catch (error) {
       this.#failed(error, "could not record event {reason} on {object}: {error}", {
         reason: event.reason,
-        object: `${meta.namespace}/${meta.name}`,
+        object: `${involvedObject.namespace}/${involvedObject.name}`,
         error: (error as Error).message,
       });
     }

@@ -1,0 +1,69 @@
+/**
+ * Events wait for a slow lane of their own; past a bounded backlog new ones are dropped and the
+ * log says so, as client-go's broadcaster does, instead of holding every Event of a large start
+ * in memory for minutes. Against the real API server: what was kept is written, nothing more.
+ */
+import { expect } from "expect";
+import { KubeClient } from "../kube/client.ts";
+import { EVENT, NAMESPACE } from "../kube/kinds.ts";
+import { KubeEventRecorder, type Logger } from "../runtime/observe/mod.ts";
+import { integrationTest } from "../testing/mod.ts";
+
+await integrationTest(
+  "events: a bounded backlog, the rest dropped and said",
+  {},
+  async (plane, step) => {
+    const admin = plane.client();
+    await admin.create(NAMESPACE, { metadata: { name: "ev" } });
+    const warned: string[] = [];
+    const log = {
+      warn: (message: string, properties: Record<string, unknown>) =>
+        warned.push(message.replace(/\{(\w+)\}/g, (_, k) => String(properties[k]))),
+      with: () => log,
+    } as unknown as Logger;
+    const recorder = new KubeEventRecorder(new KubeClient(plane.adminConfig), {
+      component: "backlog-test",
+      log,
+      batchMs: 0,
+      rate: { qps: 1, burst: 1 },
+      maxBacklog: 3,
+    });
+    const object = (i: number) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: `cm-${i}`, namespace: "ev", uid: `uid-${i}` },
+    });
+
+    await step("10 Normal Events at once: 3 wait, 7 are dropped with a warning", async () => {
+      for (let i = 0; i < 10; i++) {
+        recorder.record(object(i), { type: "Normal", reason: "Made", message: `made ${i}` });
+      }
+      // Warnings may wait in a backlog twice as long.
+      for (let i = 10; i < 16; i++) {
+        recorder.record(object(i), { type: "Warning", reason: "Broken", message: `broken ${i}` });
+      }
+      await recorder.flush();
+      const events = (await admin.list(EVENT, { namespace: "ev" })).items;
+      const names = events.map((e) =>
+        (e as { involvedObject: { name: string } }).involvedObject.name
+      )
+        .sort();
+      expect(names).toEqual(["cm-0", "cm-1", "cm-10", "cm-11", "cm-12", "cm-2"]);
+      expect(warned[0]).toMatch(
+        /^3 Events wait to be written \(at most 1 a second\): Normal Made on ev\/cm-3 and others are dropped$/,
+      );
+    });
+
+    await step("once the backlog has gone out, Events are kept again", async () => {
+      recorder.record(object(20), { type: "Normal", reason: "Made", message: "made 20" });
+      await recorder.close();
+      const events = (await admin.list(EVENT, { namespace: "ev" })).items;
+      expect(
+        events.some((e) =>
+          (e as { involvedObject: { name: string } }).involvedObject.name === "cm-20"
+        ),
+      )
+        .toBe(true);
+    });
+  },
+);

@@ -184,7 +184,6 @@ try {
       ? ["--leader-elect", "--leader-election-namespace=ptemplate-operator-system"]
       : []),
     ...(SHARDED ? [`--shards=${REPLICAS}`] : []),
-    ...(Deno.env.get("BENCH_EXTRA") ?? "").split(" ").filter(Boolean),
   ];
   /** Starts the replicas; resolves once each has synced its caches. */
   const start = async () => {

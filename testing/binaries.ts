@@ -202,10 +202,38 @@ export async function findBinaries<N extends BinaryName = ControlPlaneBinary>(
           `(https://go.dev/dl), or set KUBEBUILDER_ASSETS to a folder with the binaries`,
       );
     }
-    await build(toolchain, folder, progress);
+    await withBuildLock(folder, progress, async () => {
+      // Built by someone else while we waited for the lock: nothing left to do.
+      if (missing.every((name) => exists(`${folder}/${name}`))) return;
+      await build(toolchain, folder, progress);
+    });
     for (const name of missing) found[name] = `${folder}/${name}`;
   }
   return found as Record<N, string>;
+}
+
+/**
+ * Runs `work` holding an exclusive lock on `<folder>.lock`: one build of a toolchain at a time on
+ * the machine. Test files running in parallel are workers of one process (one pid), and several
+ * processes may share the cache; all of them find the first missing binary at once on a cold
+ * machine. The lock is `flock`'s, so a builder that dies releases it.
+ */
+export async function withBuildLock(
+  folder: string,
+  progress: (line: string) => void,
+  work: () => Promise<void>,
+): Promise<void> {
+  await Deno.mkdir(folder.slice(0, folder.lastIndexOf("/")), { recursive: true });
+  const lock = await Deno.open(`${folder}.lock`, { create: true, write: true });
+  try {
+    if (!(await lock.tryLock(true))) {
+      progress(`control plane: waiting for another build of ${folder} …`);
+      await lock.lock(true);
+    }
+    await work();
+  } finally {
+    lock.close();
+  }
 }
 
 /** Builds one toolchain module into a temporary folder, then renames it into the cache. */
@@ -215,7 +243,7 @@ async function build(
   progress: (line: string) => void,
 ): Promise<void> {
   const names = Object.keys(toolchain.packages);
-  const staging = `${folder}.tmp-${Deno.pid}`;
+  const staging = `${folder}.tmp-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
   await Deno.mkdir(staging, { recursive: true });
   // A harness imported from a release URL builds from a copy of the module's files.
   const local = TOOLCHAIN_DIR.protocol === "file:";

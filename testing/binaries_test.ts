@@ -6,6 +6,7 @@ import {
   OPERATOR_FRAMEWORK_API_VERSION,
   PROMETHEUS_CLIENT_VERSION,
   TOOLCHAINS,
+  withBuildLock,
 } from "./binaries.ts";
 
 const goMod = (module: string) =>
@@ -40,5 +41,36 @@ Deno.test("each toolchain lists its own Go sources: they key the cache and are c
       module: toolchain.module,
       sources: onDisk.sort(),
     });
+  }
+});
+
+Deno.test("builds of one toolchain take turns: parallel test files share one process and its cache", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const folder = `${dir}/kube-v0-abc`;
+    let inside = 0;
+    let most = 0;
+    const waited: string[] = [];
+    const built: string[] = [];
+    // Three callers that all found the binary missing, as three test files on a cold machine.
+    await Promise.all(
+      ["a", "b", "c"].map((who) =>
+        withBuildLock(folder, (line) => waited.push(line), async () => {
+          inside++;
+          most = Math.max(most, inside);
+          if (built.length === 0) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            built.push(who);
+          }
+          inside--;
+        })
+      ),
+    );
+    expect(most).toBe(1);
+    expect(built.length).toBe(1);
+    expect(waited.length).toBe(2);
+    expect(waited[0]).toContain("waiting for another build");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -33,7 +33,8 @@ function isOlder(a: KubeObject, b: KubeObject): boolean {
 
 export class Store<T extends KubeObject> implements CacheReader<T> {
   readonly #objects = new Map<string, T>();
-  readonly #byOwner = new Map<string, Set<string>>();
+  /** By owner uid: the key of the one object it owns, or a Set when it owns several (rarer). */
+  readonly #byOwner = new Map<string, string | Set<string>>();
   readonly #kind: Pick<Resource, "group" | "kind" | "namespaced">;
 
   /** A store of objects of `resource`'s kind (its group, kind and scope make their keys). */
@@ -67,7 +68,10 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
   }
 
   ownedBy(uid: string): Stored<T>[] {
-    return [...this.#byOwner.get(uid) ?? []].map((key) => this.#objects.get(key) as Stored<T>);
+    const owned = this.#byOwner.get(uid);
+    if (owned === undefined) return [];
+    const keys = typeof owned === "string" ? [owned] : [...owned];
+    return keys.map((key) => this.#objects.get(key) as Stored<T>);
   }
 
   /** Whether the cache holds `object` at its resourceVersion already (our own write's answer). */
@@ -138,17 +142,21 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
 
   #index(key: string, object: T): void {
     for (const ref of object.metadata?.ownerReferences ?? []) {
-      let keys = this.#byOwner.get(ref.uid);
-      if (!keys) this.#byOwner.set(ref.uid, keys = new Set());
-      keys.add(key);
+      const keys = this.#byOwner.get(ref.uid);
+      if (keys === undefined || keys === key) this.#byOwner.set(ref.uid, key);
+      else if (typeof keys === "string") this.#byOwner.set(ref.uid, new Set([keys, key]));
+      else keys.add(key);
     }
   }
 
   #unindex(key: string, object: T): void {
     for (const ref of object.metadata?.ownerReferences ?? []) {
       const keys = this.#byOwner.get(ref.uid);
-      keys?.delete(key);
-      if (keys?.size === 0) this.#byOwner.delete(ref.uid);
+      if (keys === key) this.#byOwner.delete(ref.uid);
+      else if (typeof keys === "object") {
+        keys.delete(key);
+        if (keys.size === 1) this.#byOwner.set(ref.uid, keys.values().next().value!);
+      }
     }
   }
 }

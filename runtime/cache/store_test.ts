@@ -1,4 +1,5 @@
 import { expect } from "expect";
+import fc from "fast-check";
 import type { KubeObject } from "../../kube/object.ts";
 import { CONFIG_MAP, NODE } from "../../kube/kinds.ts";
 import { Store } from "./store.ts";
@@ -70,4 +71,39 @@ Deno.test("store: a write's answer goes in only when it is newer than what the c
   // A late watch event cannot roll it back either.
   expect(store.upsert(obj("a", "3"))).toBeUndefined();
   expect(store.get("ns", "a")?.metadata?.resourceVersion).toBe("6");
+});
+
+Deno.test("store: the owner index agrees with the objects through any upserts and removals", () => {
+  const owners = ["u1", "u2", "u3"];
+  fc.assert(fc.property(
+    fc.array(
+      fc.record({
+        name: fc.constantFrom("a", "b", "c", "d"),
+        owners: fc.subarray(owners),
+        remove: fc.boolean(),
+      }),
+      { maxLength: 40 },
+    ),
+    (steps) => {
+      const store = new Store<KubeObject>(CONFIG_MAP);
+      let rv = 0;
+      for (const step of steps) {
+        const ownerReferences = step.owners.map((uid) => ({
+          apiVersion: "v1",
+          kind: "K",
+          name: uid,
+          uid,
+        }));
+        const object = obj(step.name, String(++rv), { ownerReferences });
+        if (step.remove) store.remove(object);
+        else store.upsert(object);
+      }
+      for (const uid of owners) {
+        const expected = store.list().filter((o) =>
+          o.metadata?.ownerReferences?.some((ref) => ref.uid === uid)
+        ).map(name).sort();
+        expect(store.ownedBy(uid).map(name).sort()).toEqual(expected);
+      }
+    },
+  ));
 });

@@ -60,12 +60,20 @@ export class WriteLoopGuard {
   readonly #maxBackoffMs: number;
   /** By writer and parent (`refKey`), then by child (`refKey`, or "status"). */
   readonly #entries = new Map<string, Map<string, Entry>>();
+  #lastSweep = monotonicMs();
 
   constructor(options: WriteLoopGuardOptions = {}) {
     this.#maxWrites = options.maxWrites ?? 10;
     this.#windowMs = options.windowMs ?? 10_000;
     this.#backoffMs = options.backoffMs ?? 30_000;
     this.#maxBackoffMs = options.maxBackoffMs ?? 600_000;
+  }
+
+  /** How many children (and statuses) the guard remembers writes of. */
+  get size(): number {
+    let size = 0;
+    for (const children of this.#entries.values()) size += children.size;
+    return size;
   }
 
   /** Asks before writing `target` for a parent at `generation`. */
@@ -94,6 +102,7 @@ export class WriteLoopGuard {
   /** Records a write of `target` that went out. */
   record(target: WriteTarget, generation: number | undefined): void {
     const now = monotonicMs();
+    if (now - this.#lastSweep > this.#windowMs) this.#sweep(now);
     const key = childKey(target);
     let writes = this.#parent(target);
     if (!writes) this.#entries.set(parentKey(target), writes = new Map());
@@ -113,6 +122,24 @@ export class WriteLoopGuard {
   /** Forgets what `writer` wrote for `parent` (a parent that is gone). */
   forget(writer: string, parent: ObjectRef): void {
     this.#entries.delete(parentKey({ writer, parent }));
+  }
+
+  /**
+   * Forgets entries that can no longer refuse a write: no write within the window and no loop
+   * seen, or quiet past the longest pause (which starts a key over anyway). Such an entry and no
+   * entry give the same verdicts; without this, every child ever written would keep one.
+   */
+  #sweep(now: number): void {
+    this.#lastSweep = now;
+    for (const [parent, children] of this.#entries) {
+      for (const [child, entry] of children) {
+        const quiet = now - entry.lastWriteAt;
+        if ((entry.loops === 0 && quiet >= this.#windowMs) || quiet > this.#maxBackoffMs) {
+          children.delete(child);
+        }
+      }
+      if (children.size === 0) this.#entries.delete(parent);
+    }
   }
 
   #parent(target: WriteTarget): Map<string, Entry> | undefined {

@@ -129,3 +129,27 @@ Deno.test("each writer, parent and child is counted apart; forgetting a parent f
   expect(guard.check(CHILD, 1).allowed).toBe(true);
   expect(guard.check(STATUS, 1).allowed).toBe(true);
 });
+
+Deno.test(
+  "what can no longer refuse a write is forgotten; a loop's pauses are remembered and still grow",
+  withClock((clock) => {
+    const guard = new WriteLoopGuard({ maxWrites: 5, windowMs: 10_000, backoffMs: 30_000 });
+    // A loop on CHILD: 5 writes, then a 30 s pause.
+    expect(hammer(guard, clock, 1_000)).toEqual({ writes: 5, detected: 1 });
+    // 10,000 other children written once each, as a start over 10,000 parents does.
+    for (let i = 0; i < 10_000; i++) {
+      guard.record({ ...CHILD, child: refTo(CONFIG_MAP, { namespace: "ns", name: `c-${i}` }) }, 1);
+    }
+    expect(guard.size).toBe(10_001);
+    clock.tick(10_000);
+    // The next write after a quiet window sweeps: the loop and the new write stay.
+    guard.record(STATUS, 1);
+    expect(guard.size).toBe(2);
+    // The loop comes back after its pause and is paused twice as long.
+    clock.tick(20_000);
+    expect(hammer(guard, clock, 1_000)).toEqual({ writes: 5, detected: 1 });
+    const verdict = guard.check(CHILD, 1);
+    expect(verdict.allowed).toBe(false);
+    expect((verdict as { retryInMs: number }).retryInMs).toBeGreaterThan(50_000);
+  }),
+);

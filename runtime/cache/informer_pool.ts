@@ -11,6 +11,7 @@ import { monotonicMs } from "../../util/clock.ts";
 import { type CachePart, type ChangeHandler, Informer } from "./informer.ts";
 import type { Selector } from "./label_selector.ts";
 import { type Logger, type ProbeChecks, type Registry, WarningThrottle } from "../observe/mod.ts";
+import { Interner } from "./interner.ts";
 import { type Projection, projector } from "./projection.ts";
 import type { CacheReader } from "./store.ts";
 
@@ -110,6 +111,8 @@ export class InformerPool {
   #signal?: AbortSignal;
   readonly #runs: Promise<void>[] = [];
   readonly #warnings: WarningThrottle;
+  /** One for every cache: the same image or field manager in a Module and a DaemonSet is shared. */
+  readonly #interner = new Interner();
   /** The shards held, and what stops their caches. */
   readonly #held = new Map<number, { stop: AbortController; runs: Promise<void>[] }>();
 
@@ -164,6 +167,7 @@ export class InformerPool {
             missingKindRetryMs: this.#options.missingKindRetryMs,
             slim,
             projector: projection && projector(projection),
+            interner: this.#interner,
             part,
           })
         )

@@ -5,6 +5,7 @@
  */
 export * from "./informer.ts";
 export * from "./informer_pool.ts";
+export * from "./interner.ts";
 export * from "./label_selector.ts";
 export * from "./projection.ts";
 export * from "./relevant_change.ts";

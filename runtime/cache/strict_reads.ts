@@ -49,6 +49,9 @@ export function strictObject<T extends KubeObject>(object: T, who: Reader): T {
 
 function view(value: unknown, path: string[], who: Reader): unknown {
   if (typeof value !== "object" || value === null) return value;
+  // A proxy must answer for a frozen object's fields exactly as it does (interner.ts shares
+  // frozen subtrees), which a view that hides or wraps them does not: view a copy instead.
+  if (Object.isFrozen(value)) value = Array.isArray(value) ? [...value] : { ...value };
   const allowed = (key: string) => {
     if (!path.length && ALWAYS.has(key)) return "kept" as const;
     return declares(who.projection, [...path, key]);

@@ -1,6 +1,7 @@
 import { expect } from "expect";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import type { KubeObject } from "../../kube/object.ts";
+import { Interner } from "./interner.ts";
 import { Store } from "./store.ts";
 import { strictObject, strictReader, UndeclaredReadError } from "./strict_reads.ts";
 
@@ -47,4 +48,15 @@ Deno.test("a strict reader hands out strict objects", async () => {
   expect(() => (reader.list()[0] as Pod).status!.podIP).toThrow("status.podIP");
   expect(reader.get("n", "missing")).toBeUndefined();
   expect(await Promise.resolve(reader.get("n", "p"))).toBeDefined();
+});
+
+Deno.test("objects whose parts the cache shares (frozen) are checked the same way", () => {
+  const shared = new Interner().intern(structuredClone(pod)) as Pod;
+  expect(Object.isFrozen(shared.spec)).toBe(true);
+  const view = strictObject(shared, who) as Pod;
+  expect(view.status!.phase).toBe("Running");
+  expect(view.spec!.containers.map((c) => c.image)).toEqual(["i"]);
+  expect(() => view.spec!.nodeName).toThrow(UndeclaredReadError);
+  expect(() => view.spec!.containers[0].name).toThrow("spec.containers[*].name");
+  expect(Object.keys(view.spec!)).toEqual(["containers"]);
 });

@@ -1,0 +1,87 @@
+import { expect } from "expect";
+import fc from "fast-check";
+import { Interner } from "./interner.ts";
+
+const daemonSet = (name: string, uid: string) => ({
+  apiVersion: "apps/v1",
+  kind: "DaemonSet",
+  metadata: {
+    name,
+    uid,
+    labels: { app: name },
+    managedFields: [{ manager: "m", operation: "Apply" }],
+  },
+  spec: {
+    template: {
+      spec: {
+        containers: [{
+          name: "c",
+          image: "registry.example/c:1",
+          terminationMessagePath: "/dev/t",
+        }],
+        dnsPolicy: "ClusterFirst",
+      },
+    },
+    updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
+  },
+});
+
+Deno.test("equal small subtrees of different objects are one frozen copy; the objects stay their own", () => {
+  const interner = new Interner();
+  const a = interner.intern(daemonSet("a", "11111111-1111-1111-1111-111111111111"));
+  const b = interner.intern(daemonSet("b", "22222222-2222-2222-2222-222222222222"));
+  expect(a).toEqual(daemonSet("a", "11111111-1111-1111-1111-111111111111"));
+  expect(b.spec.updateStrategy).toBe(a.spec.updateStrategy);
+  expect(b.spec.template.spec.containers).toBe(a.spec.template.spec.containers);
+  expect(b.metadata.managedFields).toBe(a.metadata.managedFields);
+  expect(Object.isFrozen(a.spec.updateStrategy)).toBe(true);
+  // A write to what many objects share throws instead of changing them all.
+  expect(() => (b.spec.updateStrategy as { type: string }).type = "OnDelete").toThrow(TypeError);
+  // What holds a name or a uid is each object's own, and so is the object itself.
+  expect(b.metadata).not.toBe(a.metadata);
+  expect(Object.isFrozen(a)).toBe(false);
+  expect(Object.isFrozen(a.metadata)).toBe(false);
+});
+
+Deno.test("interned values equal what they were, whatever the JSON: nothing is mixed up", () => {
+  fc.assert(fc.property(fc.array(fc.jsonValue(), { minLength: 1, maxLength: 6 }), (values) => {
+    const interner = new Interner();
+    const originals = values.map((value) => ({ value }));
+    const interned = originals.map((o) => interner.intern(structuredClone(o)));
+    expect(interned).toEqual(originals);
+  }));
+  // Values alike in text but not in type or structure stay apart.
+  const interner = new Interner();
+  const kept = [
+    { x: { a: "1" } },
+    { x: { a: 1 } },
+    { x: { a: [1] } },
+    { x: { a: "1", b: "" } },
+    { x: { "a1:": "" } },
+    { x: { a: null } },
+    { x: { a: true } },
+    { x: { a: "t" } },
+  ].map((o) => interner.intern(structuredClone(o)));
+  expect(kept.map((o) => o.x)).toEqual([
+    { a: "1" },
+    { a: 1 },
+    { a: [1] },
+    { a: "1", b: "" },
+    { "a1:": "" },
+    { a: null },
+    { a: true },
+    { a: "t" },
+  ]);
+});
+
+Deno.test("big subtrees are not shared, and the tables start over past their bound", () => {
+  const interner = new Interner({ maxEntries: 100 });
+  const big = () => ({ spec: { items: Array.from({ length: 200 }, (_, i) => `item-${i}`) } });
+  const a = interner.intern(big());
+  const b = interner.intern(big());
+  expect(b.spec.items).not.toBe(a.spec.items);
+  expect(b.spec.items).toEqual(a.spec.items);
+  for (let i = 0; i < 300; i++) interner.intern({ spec: { n: `value-${i}` } });
+  expect(interner.size.strings).toBeLessThanOrEqual(102);
+  expect(interner.size.trees).toBeLessThanOrEqual(102);
+});

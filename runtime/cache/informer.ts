@@ -280,11 +280,10 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** What the cache keeps of an object that arrived (ours alone: just parsed, or just answered). */
   #keep(object: T): T {
     const { projector, interner } = this.#options;
-    // A projection is built a field at a time, and V8 keeps such objects roomier than what
-    // JSON.parse makes: parsed again, a kept DaemonSet takes 2.2 KiB of heap instead of 2.9.
-    const kept: T = projector
-      ? JSON.parse(JSON.stringify(slim(projector(object) as T, this.#options.slim)))
-      : slim(object, this.#options.slim);
+    // A projection is built a field at a time, and V8 keeps such objects a little roomier than
+    // JSON.parse makes them: parsing it again saved 2.7 MiB at 10,000 Ptemplates once the caches
+    // share what objects have in common, for 12 µs and two copies' garbage per object kept.
+    const kept = slim(projector ? projector(object) as T : object, this.#options.slim);
     return interner ? interner.intern(kept) : kept;
   }
 

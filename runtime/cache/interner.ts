@@ -14,12 +14,21 @@
  * cache's contract forbids) throws instead of changing them all. What is unique to one object
  * stays as JSON.parse made it, top level included.
  *
+ * How equal subtrees are found without building a text of each: subtrees are shared bottom-up, so
+ * two equal subtrees have identical (`===`) children; a subtree is looked up by a hash of its
+ * field names and its children's hashes, and a candidate with that hash is equal when its
+ * children are the same ones. Only subtrees of at most `MAX_FIELDS` fields and items in all are
+ * shared: small subtrees repeat, big ones rarely.
+ *
  * The tables are bounded: past `maxEntries` they start over, which only means that objects cached
  * after that share with each other, not with the ones before.
  */
 
-/** A subtree is shared only when its key is this short: small subtrees repeat, big ones rarely. */
-const MAX_KEY_LENGTH = 512;
+/** A subtree with more fields and items than this (counted all the way down) is not shared. */
+const MAX_FIELDS = 64;
+
+/** The hash of a value that is not shared (nor is anything holding it). */
+const UNSHARED = -1;
 
 export interface InternerOptions {
   /** Strings and subtrees remembered before the tables start over; default 200,000. */
@@ -27,22 +36,27 @@ export interface InternerOptions {
 }
 
 export class Interner {
-  readonly #strings = new Map<string, string>();
-  readonly #trees = new Map<string, object>();
+  /** Each distinct string, by itself: its index in `#texts` is its number. */
+  readonly #strings = new Map<string, number>();
+  readonly #texts: string[] = [];
+  /** Shared subtrees by hash, and the further ones where hashes collide. */
+  readonly #trees = new Map<number, object>();
+  readonly #collisions = new Map<number, object[]>();
   readonly #maxEntries: number;
-  /**
-   * The key of the value `#walk` returned last: an unambiguous text of its content (every string
-   * length-prefixed), or undefined when it is too big or too unique to share.
-   */
-  #key: string | undefined;
+  /** The hash of the value `#walk` returned last (UNSHARED when it is not shared). */
+  #hash = UNSHARED;
+  /** The fields and items under the value `#walk` returned last. */
+  #fields = 0;
 
   constructor(options: InternerOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 200_000;
   }
 
-  /** How many strings and subtrees the tables hold (for tests and metrics). */
-  get size(): { strings: number; trees: number } {
-    return { strings: this.#strings.size, trees: this.#trees.size };
+  /** How many strings and subtrees the tables hold, and how many hashes collided (for tests). */
+  get size(): { strings: number; trees: number; collided: number } {
+    let trees = this.#trees.size;
+    for (const more of this.#collisions.values()) trees += more.length;
+    return { strings: this.#strings.size, trees, collided: this.#collisions.size };
   }
 
   /**
@@ -52,72 +66,126 @@ export class Interner {
   intern<T extends object>(object: T): T {
     if (this.#strings.size > this.#maxEntries || this.#trees.size > this.#maxEntries) {
       this.#strings.clear();
+      this.#texts.length = 0;
       this.#trees.clear();
+      this.#collisions.clear();
     }
     const record = object as Record<string, unknown>;
-    for (const name in record) record[name] = this.#walk(record[name]);
+    for (const name in record) {
+      const value = record[name];
+      const shared = this.#walk(value);
+      if (shared !== value) record[name] = shared;
+    }
     return object;
   }
 
-  /** The shared copy of `value` (its key in `#key`). */
+  /** The shared copy of `value`; its hash in `#hash`, its size in `#fields`. */
   #walk(value: unknown): unknown {
+    this.#fields = 1;
     switch (typeof value) {
       case "string": {
         // A uid is unique by design: neither it nor what holds it is worth remembering.
         if (value.length === 36 && value[8] === "-" && value[13] === "-") {
-          this.#key = undefined;
+          this.#hash = UNSHARED;
           return value;
         }
-        let shared = this.#strings.get(value);
-        if (shared === undefined) this.#strings.set(value, shared = value);
-        this.#key = `s${value.length}:${value}`;
-        return shared;
+        const number = this.#number(value);
+        this.#hash = mix(0x5bd1e995, number);
+        return this.#texts[number];
       }
       case "number":
-        this.#key = `n${value};`;
+        this.#hash = Number.isInteger(value) ? mix(0x27d4eb2d, value | 0) : mix(0x165667b1, 0);
         return value;
       case "boolean":
-        this.#key = value ? "t" : "f";
+        this.#hash = value ? 0x3c6ef372 : 0x1b873593;
         return value;
       case "object":
         if (value === null) {
-          this.#key = "z";
+          this.#hash = 0x85ebca6b;
+          return value;
+        }
+        // Shared already (an object interned again): left as it is.
+        if (Object.isFrozen(value)) {
+          this.#hash = UNSHARED;
           return value;
         }
         break;
       default:
-        this.#key = undefined;
+        this.#hash = UNSHARED;
         return value;
     }
-    let key: string | undefined;
+    let hash = Array.isArray(value) ? 0x7f4a7c15 : 0x2545f491;
+    let fields = 1;
     if (Array.isArray(value)) {
-      key = "[";
       for (let i = 0; i < value.length; i++) {
-        value[i] = this.#walk(value[i]);
-        key = key !== undefined && this.#key !== undefined && key.length < MAX_KEY_LENGTH
-          ? key + this.#key
-          : undefined;
+        const item = value[i];
+        const shared = this.#walk(item);
+        if (shared !== item) value[i] = shared;
+        fields += this.#fields;
+        hash = hash === UNSHARED || this.#hash === UNSHARED ? UNSHARED : mix(hash, this.#hash);
       }
-      if (key !== undefined) key += "]";
     } else {
       const record = value as Record<string, unknown>;
-      key = "{";
       for (const name in record) {
-        record[name] = this.#walk(record[name]);
-        key = key !== undefined && this.#key !== undefined && key.length < MAX_KEY_LENGTH
-          ? `${key}${name.length}:${name}${this.#key}`
-          : undefined;
+        const field = record[name];
+        const shared = this.#walk(field);
+        if (shared !== field) record[name] = shared;
+        fields += this.#fields;
+        hash = hash === UNSHARED || this.#hash === UNSHARED
+          ? UNSHARED
+          : mix(mix(hash, this.#number(name)), this.#hash);
       }
-      if (key !== undefined) key += "}";
     }
-    if (key === undefined || key.length > MAX_KEY_LENGTH) {
-      this.#key = undefined;
+    this.#fields = fields;
+    if (hash === UNSHARED || fields > MAX_FIELDS) {
+      this.#hash = UNSHARED;
       return value;
     }
-    this.#key = key;
-    const shared = this.#trees.get(key);
-    if (shared) return shared;
-    this.#trees.set(key, Object.freeze(value));
+    this.#hash = hash;
+    const found = this.#trees.get(hash);
+    if (found === undefined) {
+      this.#trees.set(hash, Object.freeze(value));
+      return value;
+    }
+    if (sameChildren(found, value)) return found;
+    const more = this.#collisions.get(hash);
+    for (const candidate of more ?? []) if (sameChildren(candidate, value)) return candidate;
+    if (more) more.push(Object.freeze(value));
+    else this.#collisions.set(hash, [Object.freeze(value)]);
     return value;
   }
+
+  /** The number of a string (the same for equal strings), remembering it if new. */
+  #number(text: string): number {
+    let number = this.#strings.get(text);
+    if (number === undefined) {
+      number = this.#texts.length;
+      this.#texts.push(text);
+      this.#strings.set(text, number);
+    }
+    return number;
+  }
+}
+
+/** Mixes `value` into `hash` (a 31-bit result, so that it is never UNSHARED). */
+function mix(hash: number, value: number): number {
+  return Math.imul(hash ^ value, 0x9e3779b1) >>> 1;
+}
+
+/** Equal, for subtrees whose own subtrees are shared: the same names, holding the same values. */
+function sameChildren(a: object, b: object): boolean {
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, i) => Object.is(item, other[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const name in x) {
+    if (!Object.hasOwn(y, name) || !Object.is(x[name], y[name])) return false;
+    count++;
+  }
+  for (const _ in y) count--;
+  return count === 0;
 }

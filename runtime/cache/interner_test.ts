@@ -85,3 +85,27 @@ Deno.test("big subtrees are not shared, and the tables start over past their bou
   expect(interner.size.strings).toBeLessThanOrEqual(102);
   expect(interner.size.trees).toBeLessThanOrEqual(102);
 });
+
+Deno.test("an object interned again, even after the tables started over, is left as it is", () => {
+  const interner = new Interner({ maxEntries: 3 });
+  const a = interner.intern(daemonSet("a", "11111111-1111-1111-1111-111111111111"));
+  for (let i = 0; i < 10; i++) interner.intern({ spec: { n: `value-${i}`, m: [i] } });
+  const b = interner.intern(daemonSet("b", "22222222-2222-2222-2222-222222222222"));
+  expect(interner.intern(a)).toEqual(daemonSet("a", "11111111-1111-1111-1111-111111111111"));
+  expect(interner.intern(b)).toEqual(daemonSet("b", "22222222-2222-2222-2222-222222222222"));
+});
+
+Deno.test("subtrees whose hashes collide are told apart by their contents", () => {
+  const interner = new Interner({ maxEntries: 1_000_000 });
+  // 300,000 distinct small subtrees: a few of their 31-bit hashes collide.
+  const value = (i: number) => ({ x: { a: i, b: `v${i % 7}` } });
+  const interned = Array.from({ length: 300_000 }, (_, i) => interner.intern(value(i)));
+  expect(interner.size.collided).toBeGreaterThan(0);
+  for (let i = 0; i < interned.length; i++) {
+    if (interned[i].x.a !== i || interned[i].x.b !== `v${i % 7}`) {
+      throw new Error(`mixed up at ${i}`);
+    }
+  }
+  // Equal ones, after all that, are still one copy.
+  expect(interner.intern(value(12345)).x).toBe(interned[12345].x);
+});

@@ -155,30 +155,41 @@ function merge(into: Record<string, unknown>, from: Record<string, unknown> | un
 
 /** The body at the paths of every field set not written through a subresource, metadata aside. */
 function managedBody(object: KubeObject): Record<string, unknown> {
-  const union: FieldSet = {};
+  const sets: FieldSet[] = [];
   for (const entry of object.metadata?.managedFields ?? []) {
-    if (entry.subresource || !entry.fieldsV1) continue;
-    unite(union, entry.fieldsV1 as FieldSet);
+    if (!entry.subresource && entry.fieldsV1) sets.push(entry.fieldsV1 as FieldSet);
   }
-  delete union["f:metadata"];
-  delete union["f:apiVersion"];
-  delete union["f:kind"];
-  return copyFields(object as Record<string, unknown>, union);
+  // One manager (the usual child: ours alone) needs no union of sets.
+  let union: FieldSet = sets[0] ?? {};
+  if (sets.length > 1) {
+    union = {};
+    for (const set of sets) unite(union, set);
+  }
+  return copyFields(object as Record<string, unknown>, union, TOP_LEVEL_SKIPPED);
 }
 
+/** What the body projection leaves to the metadata, which is kept apart. */
+const TOP_LEVEL_SKIPPED = new Set(["f:metadata", "f:apiVersion", "f:kind"]);
+
 function unite(into: FieldSet, set: FieldSet): void {
-  for (const [key, sub] of Object.entries(set)) unite(into[key] ??= {}, sub ?? {});
+  for (const key in set) unite(into[key] ??= {}, set[key] ?? {});
 }
 
 /** A set that names only the node itself: its value is kept whole. */
 function isLeaf(set: FieldSet): boolean {
-  return Object.keys(set).every((key) => key === ".");
+  for (const key in set) if (key !== ".") return false;
+  return true;
 }
 
-function copyFields(source: Record<string, unknown>, set: FieldSet): Record<string, unknown> {
+function copyFields(
+  source: Record<string, unknown>,
+  set: FieldSet,
+  skipped?: ReadonlySet<string>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, sub] of Object.entries(set)) {
-    if (!key.startsWith("f:")) continue;
+  for (const key in set) {
+    if (!key.startsWith("f:") || skipped?.has(key)) continue;
+    const sub = set[key];
     const name = key.slice(2);
     const value = source[name];
     if (value === undefined) continue;
@@ -193,7 +204,8 @@ function copyFields(source: Record<string, unknown>, set: FieldSet): Record<stri
 function copyItems(items: unknown[], set: FieldSet): unknown[] {
   const byKeys: [Record<string, unknown>, FieldSet][] = [];
   const byValue = new Map<string, FieldSet>();
-  for (const [key, sub] of Object.entries(set)) {
+  for (const key in set) {
+    const sub = set[key];
     if (key.startsWith("k:")) byKeys.push([JSON.parse(key.slice(2)), sub]);
     else if (key.startsWith("v:")) byValue.set(JSON.stringify(JSON.parse(key.slice(2))), sub);
     else if (key.startsWith("i:")) byValue.set(`#${key.slice(2)}`, sub);
@@ -201,11 +213,13 @@ function copyItems(items: unknown[], set: FieldSet): unknown[] {
   const out: unknown[] = [];
   items.forEach((item, index) => {
     const keyed = isObject(item)
-      ? byKeys.find(([keys]) =>
-        Object.entries(keys).every(([k, v]) => JSON.stringify(item[k]) === JSON.stringify(v))
-      )
+      ? byKeys.find(([keys]) => {
+        for (const k in keys) if (JSON.stringify(item[k]) !== JSON.stringify(keys[k])) return false;
+        return true;
+      })
       : undefined;
-    const sub = keyed?.[1] ?? byValue.get(JSON.stringify(item)) ?? byValue.get(`#${index}`);
+    const sub = keyed?.[1] ??
+      (byValue.size ? byValue.get(JSON.stringify(item)) ?? byValue.get(`#${index}`) : undefined);
     if (!sub) return;
     if (isLeaf(sub) || !isObject(item)) return void out.push(item);
     // The keys that name the item stay, whatever the set says of them.

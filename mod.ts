@@ -33,7 +33,7 @@ export type {
   Verb,
   Watch,
 } from "./runtime/plugin/mod.ts";
-export type { CacheReader, StoreChange } from "./runtime/cache/mod.ts";
+export type { CacheListOptions, CacheReader, StoreChange } from "./runtime/cache/mod.ts";
 export { UndeclaredReadError } from "./runtime/cache/mod.ts";
 export type { EventInput, EventRecorder } from "./runtime/observe/mod.ts";
 export { type Conversion, ConversionError } from "./runtime/webhooks/mod.ts";

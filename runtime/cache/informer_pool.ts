@@ -9,11 +9,10 @@ import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import { bucketLabel, bucketsOf, shardOf, shardSelector } from "../../kube/shard_range.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { type CachePart, type ChangeHandler, Informer } from "./informer.ts";
-import type { Selector } from "./label_selector.ts";
 import { type Logger, type ProbeChecks, type Registry, WarningThrottle } from "../observe/mod.ts";
 import { Interner } from "./interner.ts";
 import { type Projection, projector } from "./projection.ts";
-import type { CacheReader } from "./store.ts";
+import type { CacheListOptions, CacheReader } from "./store.ts";
 
 export interface InformerPoolOptions {
   /** Watch only these namespaces (namespaced kinds); all when absent or empty. */
@@ -76,9 +75,19 @@ export type KindSharding =
 
 /** What tells caches apart: one (per namespace, per shard) for each kind and selectors. */
 export function resourceId(resource: Resource): string {
-  const { group, version, plural, labelSelector = "", fieldSelector = "" } = resource;
-  return `${group}/${version}/${plural}?${labelSelector}&${fieldSelector}`;
+  let id = resourceIds.get(resource);
+  if (id === undefined) {
+    const { group, version, plural, labelSelector = "", fieldSelector = "" } = resource;
+    resourceIds.set(
+      resource,
+      id = `${group}/${version}/${plural}?${labelSelector}&${fieldSelector}`,
+    );
+  }
+  return id;
 }
+
+/** Resources are constants, asked for their id on every cache read: each is worked out once. */
+const resourceIds = new WeakMap<Resource, string>();
 
 /** The cache of one kind across the namespaces the pool watches. */
 class ScopedCache<T extends KubeObject> implements CacheReader<T> {
@@ -93,10 +102,18 @@ class ScopedCache<T extends KubeObject> implements CacheReader<T> {
     return undefined;
   }
 
-  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): Stored<T>[] {
-    return this.informers
-      .filter((i) => !options.namespace || !i.namespace || i.namespace === options.namespace)
-      .flatMap((i) => i.store.list(options));
+  list(options: CacheListOptions = {}): Stored<T>[] {
+    const { namespace, limit = Infinity } = options;
+    const informers = this.informers.filter((i) =>
+      !namespace || !i.namespace || i.namespace === namespace
+    );
+    if (informers.length === 1) return informers[0].store.list(options);
+    const out: Stored<T>[] = [];
+    for (const informer of informers) {
+      if (out.length >= limit) break;
+      out.push(...informer.store.list({ ...options, limit: limit - out.length }));
+    }
+    return out;
   }
 
   ownedBy(uid: string): Stored<T>[] {

@@ -10,6 +10,19 @@ export type StoreChange<T> =
   | { type: "updated"; object: T; old: T }
   | { type: "deleted"; object: T };
 
+/** Which cached objects `list` returns. */
+export interface CacheListOptions {
+  /** Only this namespace; all when absent. */
+  namespace?: string;
+  /** Only objects whose labels match; all when absent. */
+  labelSelector?: string | Selector;
+  /**
+   * At most this many (the first the cache holds, oldest first): a look for *any* match in a big
+   * cache (`list({ limit: 100 }).some(…)`) then costs 100 objects, not every one.
+   */
+  limit?: number;
+}
+
 /**
  * Read access to cached objects of one kind (`N`: whether it is namespaced); what plugins get.
  * Every object came from the API server, so each has its name, uid (and namespace). Never mutate
@@ -18,8 +31,8 @@ export type StoreChange<T> =
 export interface CacheReader<T extends KubeObject, N extends boolean = boolean> {
   /** The object named `name` (in `namespace`, for a namespaced kind), if cached. */
   get(namespace: string | undefined, name: string): Stored<T, N> | undefined;
-  /** The objects in `namespace` (or all), whose labels match `labelSelector` (or all). */
-  list(options?: { namespace?: string; labelSelector?: string | Selector }): Stored<T, N>[];
+  /** The objects in `namespace` (or all) whose labels match `labelSelector` (or all), up to `limit`. */
+  list(options?: CacheListOptions): Stored<T, N>[];
   /** Objects with an owner reference to `uid`. */
   ownedBy(uid: string): Stored<T, N>[];
 }
@@ -54,13 +67,18 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return this.#objects.get(refKey(refTo(this.#kind, { namespace, name }))) as Stored<T>;
   }
 
-  list(options: { namespace?: string; labelSelector?: string | Selector } = {}): Stored<T>[] {
+  list(options: CacheListOptions = {}): Stored<T>[] {
+    const { namespace, limit = Infinity } = options;
     const selector = typeof options.labelSelector === "string"
       ? parseSelector(options.labelSelector)
       : options.labelSelector;
+    if (!namespace && !selector && limit >= this.#objects.size) {
+      return [...this.#objects.values()] as Stored<T>[];
+    }
     const out: Stored<T>[] = [];
     for (const object of this.#objects.values()) {
-      if (options.namespace && object.metadata?.namespace !== options.namespace) continue;
+      if (out.length >= limit) break;
+      if (namespace && object.metadata?.namespace !== namespace) continue;
       if (selector && !matchesSelector(selector, object.metadata?.labels ?? {})) continue;
       out.push(object as Stored<T>);
     }

@@ -107,3 +107,18 @@ Deno.test("store: the owner index agrees with the objects through any upserts an
     },
   ));
 });
+
+Deno.test("store: list stops at its limit, counting only what matches, oldest first", () => {
+  const store = new Store<KubeObject>(CONFIG_MAP);
+  for (let i = 0; i < 10; i++) {
+    store.upsert(obj(`o-${i}`, String(i + 1), { labels: { even: String(i % 2 === 0) } }));
+  }
+  expect(store.list({ limit: 3 }).map(name)).toEqual(["ns/o-0", "ns/o-1", "ns/o-2"]);
+  expect(store.list({ limit: 2, labelSelector: "even=false" }).map(name)).toEqual([
+    "ns/o-1",
+    "ns/o-3",
+  ]);
+  expect(store.list({ limit: 100 }).length).toBe(10);
+  expect(store.list({ limit: 0 })).toEqual([]);
+  expect(store.list({ limit: 5, namespace: "other" })).toEqual([]);
+});

@@ -28,8 +28,9 @@ export interface WorkQueueOptions {
  * a visit, never why, so ten changes before a worker gets to it make one reconcile.
  */
 export class WorkQueue {
-  /** Keys waiting for a worker, in order. */
+  /** Keys waiting for a worker, in order: those from `#head` on (shift() moves them all). */
   readonly #queue: string[] = [];
+  #head = 0;
   /** Keys that need a visit: waiting in #queue, or being processed and to be visited again. */
   readonly #dirty = new Map<string, number>();
   readonly #processing = new Map<string, number>();
@@ -46,7 +47,7 @@ export class WorkQueue {
 
   /** Keys waiting for a worker (not counting delayed or in-flight ones). */
   get length(): number {
-    return this.#queue.length;
+    return this.#queue.length - this.#head;
   }
 
   /** When (ms since epoch) each key now in a worker's hands was handed out. */
@@ -56,7 +57,7 @@ export class WorkQueue {
 
   /** True when nothing waits, runs or is scheduled. */
   get idle(): boolean {
-    return !this.#queue.length && !this.#processing.size && !this.#delayed.size;
+    return !this.length && !this.#processing.size && !this.#delayed.size;
   }
 
   /** Asks for a visit of `key` now. Collapses with a waiting visit; a key in flight is visited again after. */
@@ -106,7 +107,7 @@ export class WorkQueue {
    * shuts down. The caller must call `done(key)` when finished.
    */
   get(): Promise<string | undefined> {
-    const key = this.#queue.shift();
+    const key = this.#shift();
     if (key !== undefined) return Promise.resolve(this.#take(key));
     if (this.#shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.#waiters.push(resolve));
@@ -127,6 +128,7 @@ export class WorkQueue {
     for (const { timer } of this.#delayed.values()) clearTimeout(timer);
     this.#delayed.clear();
     this.#queue.length = 0;
+    this.#head = 0;
     this.#observer.depth?.(0);
     for (const waiter of this.#waiters.splice(0)) waiter(undefined);
   }
@@ -138,7 +140,18 @@ export class WorkQueue {
       return;
     }
     this.#queue.push(key);
-    this.#observer.depth?.(this.#queue.length);
+    this.#observer.depth?.(this.length);
+  }
+
+  /** The first waiting key; the array is compacted once half of it has been taken. */
+  #shift(): string | undefined {
+    if (this.#head >= this.#queue.length) return undefined;
+    const key = this.#queue[this.#head++];
+    if (this.#head * 2 >= this.#queue.length) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+    return key;
   }
 
   #take(key: string): string {
@@ -146,7 +159,7 @@ export class WorkQueue {
     this.#dirty.delete(key);
     this.#processing.set(key, Date.now());
     this.#observer.waited?.((Date.now() - addedAt) / 1000);
-    this.#observer.depth?.(this.#queue.length);
+    this.#observer.depth?.(this.length);
     return key;
   }
 }

@@ -153,3 +153,25 @@ Deno.test("property: any interleaving of adds and workers never runs a key twice
     }),
   );
 });
+
+Deno.test("keys come out in the order they were first added, through any adds and takes", async () => {
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.oneof(fc.nat(30).map((n) => `k${n}`), fc.constant(null)), { maxLength: 300 }),
+    async (steps) => {
+      const queue = new WorkQueue();
+      const model: string[] = [];
+      for (const step of steps) {
+        if (step === null) {
+          if (!model.length) continue;
+          const key = await queue.get();
+          expect(key).toBe(model.shift());
+          queue.done(key!);
+        } else {
+          queue.add(step);
+          if (!model.includes(step)) model.push(step);
+        }
+        expect(queue.length).toBe(model.length);
+      }
+    },
+  ));
+});

@@ -69,6 +69,11 @@ export interface ApplierDeps {
    * create refused as AlreadyExists looks it up once.
    */
   childLabels?: (parent: KubeObject) => Record<string, string>;
+  /**
+   * Told of a child this plugin just created for `parent` whose answer is already what the plugin
+   * wants: its appearance in the cache needs no visit of the parent (see Controller).
+   */
+  created?: (parent: ObjectRef, child: KubeObject) => void;
 }
 
 /** What applying the children did. */
@@ -393,6 +398,11 @@ export class Applier {
         fieldManager: this.#manager,
         signal,
       });
+      // A create the server answered as asked needs no second look (a webhook that changed it
+      // does: then the parent is visited as for any change).
+      if (childUpToDate(stamped, created, this.#deps.operator)) {
+        this.#deps.created?.(parent, created);
+      }
       this.#observe(resource, created);
       return undefined;
     } catch (error) {

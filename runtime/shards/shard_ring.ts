@@ -137,6 +137,8 @@ export class ShardRing {
   #serverSelects = false;
   /** Why this replica refuses to work, when it does (a ring of another size). */
   #mismatch?: string;
+  /** A member of another size left out while our ring works (said once). */
+  #ignored?: string;
   /** Set once the first assignment was made. */
   #assigned = false;
   readonly #ringLabelValue: string;
@@ -390,17 +392,34 @@ export class ShardRing {
     if (!this.#member.isLeader) return;
     const memberPrefix = `${name}-member-`;
     const members = new Set<string>([identity]);
-    let mismatch: string | undefined;
+    // A ring of another size: its shard Leases stop us at once, as their keys are cut otherwise.
+    // Its members alone stop us only while no shard of our size is held (two sizes started
+    // together stop both); beside a ring at work they are left out, so that a replica started
+    // with the wrong --shards stops itself, not the ring it joins (and a rollout that changes
+    // the size waits for the old replicas' Leases to go).
+    let foreignShard: string | undefined;
+    let foreignMember: string | undefined;
+    let ringAtWork = false;
     for (const [lease, seen] of this.#seen) {
       const holder = this.#liveHolder(seen);
       if (!holder) continue;
+      const member = lease.startsWith(memberPrefix);
       if (seen.count !== undefined && seen.count !== this.count) {
-        mismatch = `lease ${lease} (held by ${holder}) belongs to a ring of ${seen.count} ` +
+        const why = `lease ${lease} (held by ${holder}) belongs to a ring of ${seen.count} ` +
           `shards, this replica was started with ${this.count}: run every replica with the ` +
-          `same --shards (changing it means stopping them all)`;
-      }
-      if (lease.startsWith(memberPrefix)) members.add(holder);
+          `same --shards (to change it, stop the replicas of the old size; the new ones take ` +
+          `over once their Leases are released or run out)`;
+        if (member) foreignMember ??= why;
+        else foreignShard ??= why;
+      } else if (member) members.add(holder);
+      else ringAtWork = true;
     }
+    const mismatch = foreignShard ?? (ringAtWork ? undefined : foreignMember);
+    const ignored = mismatch ? undefined : foreignMember;
+    if (ignored !== this.#ignored && ignored) {
+      log.warn("left out of the ring, which keeps working: {why}", { why: ignored });
+    }
+    this.#ignored = ignored;
     this.#sweep(memberPrefix);
     if (mismatch !== this.#mismatch) {
       if (mismatch) log.error("refusing to work: {why}", { why: mismatch });

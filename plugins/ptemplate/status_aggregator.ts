@@ -456,8 +456,8 @@ export const statusAggregatorPlugin = definePlugin({
     if ((missing || unobserved) && !found.length && !pt.status) {
       // The children's changes call us as they come: a visit is due only when a grace ends. The
       // short one is checked first, so that the look for the DaemonSet controller at work is made
-      // past it alone; and it looks at the oldest DaemonSets, the first the controller takes up,
-      // rather than at every one (at 10,000 Ptemplates, at each visit).
+      // past it alone; and it looks at the first 100 DaemonSets the cache holds (the ones it has
+      // held longest), rather than at every one (at 10,000 Ptemplates, at each visit).
       const seen = !missing && waited >= FIRST_STATUS_GRACE_MS.otherwise &&
         cache(DAEMON_SET).list({ limit: 100 }).some((ds) => ds.status?.observedGeneration);
       const grace =

@@ -164,7 +164,7 @@ export class Controller<T extends KubeObject = KubeObject> {
    * children); whether one that appears is, is known only once the create's answer is in, which
    * the watch often beats: so their parent's next visit is decided when this one ends.
    */
-  readonly #visiting = new Map<string, { appeared: Set<string>; made: Set<string> }>();
+  readonly #visiting = new Map<string, { appeared: string[]; made: string[] }>();
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
@@ -185,7 +185,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       metrics: deps.metrics,
       guard: deps.guard,
       childLabels: deps.childLabels,
-      created: (parent, child) => this.#visiting.get(refKey(parent))?.made.add(versionOf(child)),
+      created: (parent, child) => this.#visiting.get(refKey(parent))?.made.push(versionOf(child)),
     });
     const { pool } = deps;
     // Before anything else asks for them: the first use decides whether they are skipped.
@@ -357,7 +357,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     for (const object of objects) {
       for (const key of controllerKeys(object, this.plugin.for)) {
         const visit = change.type === "added" ? this.#visiting.get(key) : undefined;
-        if (visit) visit.appeared.add(versionOf(object));
+        if (visit) visit.appeared.push(versionOf(object));
         else this.#enqueue(key);
       }
     }
@@ -406,7 +406,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       abort,
     );
     let visited;
-    const news = { appeared: new Set<string>(), made: new Set<string>() };
+    const news = { appeared: [] as string[], made: [] as string[] };
     this.#visiting.set(key, news);
     try {
       visited = await this.#visit(parent, key, deadline);
@@ -414,12 +414,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       deadline.end();
       this.#visiting.delete(key);
       // Children that appeared meanwhile, other than the ones it made as it wanted them.
-      for (const version of news.appeared) {
-        if (!news.made.has(version)) {
-          this.#enqueue(key);
-          break;
-        }
-      }
+      if (news.appeared.some((version) => !news.made.includes(version))) this.#enqueue(key);
     }
     const error = "error" in visited.visit ? visited.visit.error : undefined;
     // Its Worker was ended by another key's visit: this one did nothing wrong, and goes again.

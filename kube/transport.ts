@@ -1,5 +1,6 @@
 /** Sends HTTP requests to one cluster: TLS from the config, and the credentials on every request. */
 import { getLogger } from "@logtape/logtape";
+import { setImmediate } from "node:timers";
 import type { ClusterConfig } from "./cluster_config.ts";
 import { monotonicMs } from "../util/clock.ts";
 import { ConnectionHealth } from "./connection_health.ts";
@@ -110,27 +111,35 @@ export class Transport {
         );
       }
     }
-    const limit = exchange.beforeSend?.();
-    const timeoutMs = typeof limit === "number"
-      ? Math.max(1, exchange.timeoutMs ? Math.min(limit, exchange.timeoutMs) : limit)
-      : exchange.timeoutMs;
     const epoch = this.#epoch;
     const deadline = new AbortController();
-    const timer = timeoutMs ? setTimeout(() => deadline.abort(), timeoutMs) : undefined;
     const signals = [epoch.signal, deadline.signal];
     if (exchange.signal) signals.push(exchange.signal);
+    const signal = AbortSignal.any(signals);
+    let timeoutMs = exchange.timeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let refused = true;
+    const send = () => {
+      const limit = exchange.beforeSend?.();
+      refused = false;
+      if (typeof limit === "number") {
+        timeoutMs = Math.max(1, timeoutMs ? Math.min(limit, timeoutMs) : limit);
+      }
+      if (timeoutMs) timer = setTimeout(() => deadline.abort(), timeoutMs);
+      return fetch(this.config.server + pathAndQuery, {
+        method: exchange.method,
+        headers,
+        body: exchange.body,
+        signal,
+        client: exec?.client ?? this.#client,
+      });
+    };
     const sentAt = monotonicMs();
     const close = this.health.open();
     this.#arm();
     let streaming = false;
     try {
-      const response = await fetch(this.config.server + pathAndQuery, {
-        method: exchange.method,
-        headers,
-        body: exchange.body,
-        signal: AbortSignal.any(signals),
-        client: exec?.client ?? this.#client,
-      });
+      const response = await (exchange.beforeSend ? lastInTurn(send) : send());
       this.health.answered();
       if (exchange.stream) {
         clearTimeout(timer);
@@ -145,6 +154,7 @@ export class Transport {
         headers: response.headers,
       });
     } catch (error) {
+      if (refused) throw error;
       if (exchange.signal?.aborted) throw exchange.signal.reason ?? error;
       if (epoch.signal.aborted) throw epoch.signal.reason;
       if (deadline.signal.aborted) {
@@ -337,4 +347,26 @@ export class Transport {
     }
     return this.#fileToken.value;
   }
+}
+
+/**
+ * Runs `send` (a fenced request: its check, then the send) at the end of the event loop's current
+ * turn. A request leaves only when a turn has ended, so a process frozen or starved between the
+ * check and that moment sends its request late, after another may have taken over. A check made
+ * in the middle of a turn leaves the rest of the turn's work as that window: the answers and
+ * timers still to handle, the visits they run. Deno runs `setImmediate` callbacks last in a turn,
+ * after those (as libuv's check phase; a timer would run first), so the window is only the other
+ * fenced sends due at that moment. A freeze before the check is seen by it: the clocks the fence
+ * reads run on through a freeze.
+ */
+function lastInTurn<T>(send: () => Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) =>
+    setImmediate(() => {
+      try {
+        resolve(send());
+      } catch (error) {
+        reject(error);
+      }
+    })
+  );
 }

@@ -2,6 +2,7 @@ import { expect } from "expect";
 import { TcpProxy } from "../testing/tcp_proxy.ts";
 import type { ConnectionCheckOptions } from "./connection_health.ts";
 import { NetworkError } from "./network_error.ts";
+import { NotLeaderError } from "./write_fence.ts";
 import { Transport } from "./transport.ts";
 
 const base = { server: "https://127.0.0.1:6443", namespace: "default", source: "kubeconfig /k" };
@@ -190,6 +191,89 @@ Deno.test("a refused connection is named, with the address, and counts as unreac
         `address and port?`,
     );
     expect(transport.health.unreachable()?.error).toBe(error);
+  } finally {
+    transport.close();
+  }
+});
+
+/** Keeps the thread busy for `ms`, as a process frozen or starved in the middle of its work. */
+function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* the thread is not ours */ }
+}
+
+/**
+ * An HTTP server on a thread of its own, so it sees a request when it arrives even while this
+ * thread stalls: resolves with its port and each request's path and arrival on the wall clock.
+ */
+async function serverOnItsOwnThread() {
+  const code = `
+    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => postMessage({ port }) }, (request) => {
+      postMessage({ path: new URL(request.url).pathname, at: Date.now() });
+      return new Response("{}");
+    });
+    self.onmessage = async () => { await server.shutdown(); postMessage({ closed: true }); };`;
+  const worker = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })), {
+    type: "module",
+  });
+  const arrivals: { path: string; at: number }[] = [];
+  const closed = Promise.withResolvers<void>();
+  const port = await new Promise<number>((resolve) => {
+    worker.onmessage = ({ data }) => {
+      if (data.port) resolve(data.port);
+      else if (data.closed) closed.resolve();
+      else arrivals.push(data);
+    };
+  });
+  return {
+    port,
+    arrivals,
+    async [Symbol.asyncDispose]() {
+      worker.postMessage("close");
+      await closed.promise;
+      worker.terminate();
+    },
+  };
+}
+
+Deno.test("a write never leaves after its fence shut, however the process stalls after the check", async () => {
+  await using server = await serverOnItsOwnThread();
+  const transport = new Transport({ ...base, server: `http://127.0.0.1:${server.port}` });
+  const stalls = {
+    // The rest of the turn of the event loop that started the write goes on with other work.
+    "later in the turn that started it": () => stall(600),
+    // The write is started and checked early in a turn whose answers then take long to handle.
+    "in the same turn, handling answers": () => {
+      Deno.readTextFile(import.meta.filename!).then(() => stall(600));
+      stall(50);
+    },
+  };
+  try {
+    // The connection is up, so nothing but the stall stands between a write and the server.
+    await (await transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text();
+    for (const [when, stallNow] of Object.entries(stalls)) {
+      const shutAt = Date.now() + 300;
+      const open = performance.now() + 300;
+      const write = transport.fetch(`/write`, {
+        method: "PATCH",
+        body: "{}",
+        timeoutMs: 5_000,
+        beforeSend: () => {
+          const left = open - performance.now();
+          if (left <= 0) throw new NotLeaderError("the fence shut");
+          return left;
+        },
+      }).then(() => "answered", (e) => e.name);
+      for (let i = 0; i < 100; i++) await Promise.resolve();
+      stallNow();
+      // Refused, answered, or abandoned past its deadline: any is fine if it did not leave late.
+      expect(["NotLeaderError", "answered", "NetworkError"]).toContain(await write);
+      await (await transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text();
+      const late = server.arrivals.filter((a) => a.path === "/write" && a.at >= shutAt);
+      expect({ when, late: late.map((a) => `${a.at - shutAt} ms after the fence shut`) })
+        .toEqual({ when, late: [] });
+      server.arrivals.length = 0;
+    }
   } finally {
     transport.close();
   }

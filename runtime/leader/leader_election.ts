@@ -17,8 +17,9 @@
  *   both clocks are wrong at once: a suspension stops the monotonic clock but not the wall clock,
  *   a wall clock stepped back leaves the monotonic one. A wall clock stepped forward only closes
  *   the fence early: the leader stops its work, renews its own lease (nobody else could take it)
- *   and starts again. The fence is checked synchronously right before every write request leaves
- *   (retries included), and a write not answered by R + (D − R)/2 is abandoned.
+ *   and starts again. The fence is checked right before every write request leaves (retries
+ *   included), at the end of a turn of the event loop (kube/transport.ts), and a write not
+ *   answered by R + (D − R)/2 is abandoned.
  *
  * Why two leaders never write at once. Let s be the instant the leader sent its last successful
  * renewal. That renewal changed the record, and a standby received the change at some r ≥ s, so
@@ -33,9 +34,10 @@
  * at least one of the leader's two clocks counts the time that passes (not both standing still or
  * stepped back together); and a request reaches the API server within (D − R)/2 (2.5 s) of
  * leaving, or more precisely a write takes at most that much longer than the renewal before it
- * did. What remains: a request handed to the network stack in the instant before the process
- * froze goes out when it resumes; that is at most one request per worker, and the window is the
- * microseconds between the fence and the send.
+ * did. What remains: a request that passed the fence in the instant before the process froze goes
+ * out when it resumes. Requests leave only when a turn of the event loop ends, so the window is
+ * from the check to that end: the check is made in the turn's last phase, with only the other
+ * timers due at that moment after it, not in the middle of the turn's work.
  *
  * A slow API server is not a lost lease. The leader renews by writing the lease it last wrote,
  * without reading it first (client-go's fast path; a conflict falls back to reading it), and an

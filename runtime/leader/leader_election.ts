@@ -96,7 +96,7 @@ export interface LeaderElectionOptions {
    * it sees to `saw` at once (a ring watches all its leases in one watch).
    */
   watch?: boolean;
-  /** Labels and annotations of the lease when this elector creates it. */
+  /** Labels and annotations this elector puts on the lease when it creates or writes it. */
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
@@ -438,8 +438,16 @@ export class LeaderElector {
     /** Writes our record over `lease` (a compare-and-swap on its resourceVersion). */
     const write = async (lease: Lease): Promise<Attempt> => {
       const sent = Instant.now(this.#clock);
+      const { labels, annotations } = this.#options;
+      const meta = lease.metadata ?? {};
       const updated = await this.#client.update(LEASE, {
         ...lease,
+        // A lease taken over says what its new holder says of it (a ring's size), not its old one.
+        metadata: {
+          ...meta,
+          ...(labels ? { labels: { ...meta.labels, ...labels } } : {}),
+          ...(annotations ? { annotations: { ...meta.annotations, ...annotations } } : {}),
+        },
         spec: spec(lease.spec ?? {}),
       }, { signal, timeoutMs: left() });
       this.#renewed = sent;

@@ -7,7 +7,7 @@
  *
  * 300 Ptemplates with the gate on (the issue's count; the file takes about 70 s on two busy
  * cores), 90 with it off; there, a replica started with another number of shards stops itself,
- * not the ring.
+ * not the ring, and a rollout to that number replaces the ring.
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
@@ -351,10 +351,12 @@ await integrationTest("shards: the ShardedListAndWatch gate off (client-side fil
         replicas.push(odd);
         const ring = replicas.slice(0, 3);
         await eventually(async () => {
+          // It waits as a standby does: ready, so that a rollout to another size goes on.
           const ready = await fetch(`http://127.0.0.1:${odd.probesPort}/readyz?verbose`);
           const body = await ready.text();
           expect({ status: ready.status, says: body.includes("same --shards") })
-            .toEqual({ status: 500, says: true });
+            .toEqual({ status: 200, says: true });
+          expect(await held(odd)).toEqual([]);
           // Every replica of the ring has seen it, and left it out.
           for (const replica of ring) {
             expect({
@@ -375,6 +377,45 @@ await integrationTest("shards: the ShardedListAndWatch gate off (client-side fil
         ).map((e) => `${e.verb} ${e.objectRef?.resource}/${e.objectRef?.name}`);
         expect(written).toEqual([]);
         await expectOneWriterAtATime(plane, ring);
+      },
+    );
+
+    await step(
+      "a rollout to another --shards: the old replicas go one by one, then the new size works",
+      async () => {
+        const everyone = [...replicas];
+        const odd = replicas.pop()!;
+        // As a Deployment replaces its pods: the new one is ready, so the old ones go in turn,
+        // handing their shards to those that stay; the new ring starts when the last has gone.
+        for (let round = 0; round < 3; round++) {
+          const [leaving] = replicas.splice(0, 1);
+          expect((await leaving.run.stop("SIGTERM")).code).toBe(0);
+          await admin.patch(PTEMPLATE, `pt-${round}`, { spec: { maxdev: 6 } }, {
+            namespace: NS,
+          });
+          if (replicas.length) {
+            await eventually(async () => {
+              const shards = (await Promise.all(replicas.map(held))).flat().sort();
+              expect(shards).toEqual([0, 1, 2]);
+            }, { timeoutMs: 60_000 });
+            expect(await held(odd)).toEqual([]);
+          }
+        }
+        replicas.push(odd);
+        await eventually(async () => {
+          expect(await held(odd)).toEqual([0, 1]);
+          const ready = await fetch(`http://127.0.0.1:${odd.probesPort}/readyz?verbose`);
+          expect({ status: ready.status, body: await ready.text() })
+            .toMatchObject({
+              status: 200,
+              body: expect.stringContaining("holds shard(s) 0, 1 of 2"),
+            });
+        }, { timeoutMs: 60_000 });
+        for (let i = 0; i < COUNT; i += 5) {
+          await admin.patch(PTEMPLATE, `pt-${i}`, { spec: { maxdev: 7 } }, { namespace: NS });
+        }
+        await converged(admin, COUNT);
+        await expectOneWriterAtATime(plane, everyone);
       },
     );
   } finally {

@@ -26,8 +26,11 @@
  *   the fence anyway.
  *
  * The ring's size N decides which keys go where, so it is recorded on every lease: a replica that
- * sees a live lease of the ring with another N refuses to work (holds nothing, `/readyz` says
- * why) until that lease is gone. Changing N is a stop-the-ring operation.
+ * sees a live lease of the ring with another N refuses to work (holds nothing) until that lease is
+ * gone. Beside a ring of another size at work it waits as a standby does, ready: a Deployment's
+ * rollout that changes N replaces the old replicas only once the new ones are ready, and the old
+ * ones hand their shards to each other until the last leaves, when the new ring starts. Two sizes
+ * with no ring at work (started together) are a dispute nobody settles: not ready.
  *
  * Cost: (N + replicas) lease renewals per retry period, one watch, and one write per shard that
  * moves.
@@ -137,6 +140,8 @@ export class ShardRing {
   #serverSelects = false;
   /** Why this replica refuses to work, when it does (a ring of another size). */
   #mismatch?: string;
+  /** The ring of another size is at work: this replica waits for it to go, as a standby. */
+  #waiting = false;
   /** A member of another size left out while our ring works (said once). */
   #ignored?: string;
   /** Set once the first assignment was made. */
@@ -254,13 +259,18 @@ export class ShardRing {
 
   /**
    * `/readyz`: not ready until the ring was first looked at and the shards assigned, nor while
-   * the ring's size is in dispute; the shards held are noted.
+   * the ring's size is in dispute; ready, as a standby, while a ring of another size works; the
+   * shards held are noted.
    */
   checks(shardFresh: (shard: number) => boolean): ProbeChecks {
     return {
       readyz: {
         shards: () => {
-          if (this.#mismatch) return this.#mismatch;
+          if (this.#mismatch) {
+            return this.#waiting
+              ? { note: `waits for it to go: ${this.#mismatch}` }
+              : this.#mismatch;
+          }
           if (!this.#assigned) return `looking at ring ${this.#options.name}`;
           const held = this.held;
           const listing = held.filter((s) => !shardFresh(s));
@@ -396,7 +406,7 @@ export class ShardRing {
     // Its members alone stop us only while no shard of our size is held (two sizes started
     // together stop both); beside a ring at work they are left out, so that a replica started
     // with the wrong --shards stops itself, not the ring it joins (and a rollout that changes
-    // the size waits for the old replicas' Leases to go).
+    // the size waits, ready, for the old replicas' Leases to go).
     let foreignShard: string | undefined;
     let foreignMember: string | undefined;
     let ringAtWork = false;
@@ -422,10 +432,13 @@ export class ShardRing {
     this.#ignored = ignored;
     this.#sweep(memberPrefix);
     if (mismatch !== this.#mismatch) {
-      if (mismatch) log.error("refusing to work: {why}", { why: mismatch });
+      if (mismatch && foreignShard) {
+        log.warn("waiting for a ring of another size to go: {why}", { why: mismatch });
+      } else if (mismatch) log.error("refusing to work: {why}", { why: mismatch });
       else log.info("the ring's size is agreed again; working", {});
     }
     this.#mismatch = mismatch;
+    this.#waiting = foreignShard !== undefined;
     this.#members?.set({ ring: name }, members.size);
     const holders = this.#shards.map((shard) => shard.elector.holder());
     const owners = mismatch ? [] : assignShards({

@@ -7,7 +7,8 @@
  *
  * 300 Ptemplates with the gate on (the issue's count; the file takes about 70 s on two busy
  * cores), 90 with it off; there, a replica started with another number of shards stops itself,
- * not the ring, and a rollout to that number replaces the ring.
+ * not the ring, a rollout to that number replaces the ring, and two sizes with no ring at work
+ * stay a dispute until one goes.
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
@@ -25,6 +26,8 @@ const NS = "work";
 const RING_NS = "ring";
 const RING = "pt-ring";
 const SHARDS = 3;
+/** The operator's object domain, under which a ring names its labels and annotations. */
+const DOMAIN = "operator.ptemplate.dev";
 /** The runtime's default lease duration: what a release must beat. */
 const LEASE_MS = 15_000;
 
@@ -316,9 +319,46 @@ await integrationTest("shards: the ShardedListAndWatch gate off (client-side fil
   const COUNT = 90;
   try {
     await step(
+      "two sizes and no ring at work: a dispute, not ready, until the other size goes",
+      async () => {
+        // A live member of a ring of 2 (as a replica started with --shards 2 at the same moment
+        // would hold), and no shard held by anyone: neither size may start cutting keys.
+        await admin.create(NAMESPACE, { metadata: { name: RING_NS } });
+        await admin.create(LEASE, {
+          metadata: {
+            name: `${RING}-member-ghost`,
+            namespace: RING_NS,
+            labels: { [`${DOMAIN}/shard-ring`]: RING },
+            annotations: { [`${DOMAIN}/shards`]: "2" },
+          },
+          spec: {
+            holderIdentity: "ghost",
+            leaseDurationSeconds: 3600,
+            renewTime: new Date().toISOString().replace("Z", "000Z"),
+          },
+        });
+        const a = await startReplica(plane, "a");
+        replicas.push(a);
+        await eventually(async () => {
+          const ready = await fetch(`http://127.0.0.1:${a.probesPort}/readyz?verbose`);
+          const body = await ready.text();
+          expect({ status: ready.status, says: body.includes("ring of 2 shards") })
+            .toEqual({ status: 500, says: true });
+          expect(a.run.lines.some((l) => l.msg.startsWith("refusing to work"))).toBe(true);
+        }, { timeoutMs: 60_000 });
+        expect(await held(a)).toEqual([]);
+        const shardLeases = (await admin.list(LEASE, { namespace: RING_NS })).items
+          .map((lease) => lease.metadata!.name).filter((name) => name!.includes("-shard-"));
+        expect(shardLeases).toEqual([]);
+        await admin.delete(LEASE, `${RING}-member-ghost`, { namespace: RING_NS });
+        await balanced(replicas);
+      },
+    );
+
+    await step(
       "2 replicas, then 3: converge, the caches filter by themselves, one writer at a time",
       async () => {
-        for (const name of ["a", "b"]) replicas.push(await startReplica(plane, name));
+        replicas.push(await startReplica(plane, "b"));
         await balanced(replicas);
         await createPtemplates(admin, 0, COUNT);
         await converged(admin, COUNT);

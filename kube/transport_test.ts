@@ -237,14 +237,16 @@ async function serverOnItsOwnThread() {
 }
 
 Deno.test("a write never leaves after its fence shut, however the process stalls after the check", async () => {
+  // Long enough that a busy machine delaying a thread now and then is not taken for a stall.
+  const OPEN_MS = 1_000;
   await using server = await serverOnItsOwnThread();
   const transport = new Transport({ ...base, server: `http://127.0.0.1:${server.port}` });
   const stalls = {
     // The rest of the turn of the event loop that started the write goes on with other work.
-    "later in the turn that started it": () => stall(600),
+    "later in the turn that started it": () => stall(OPEN_MS + 500),
     // The write is started and checked early in a turn whose answers then take long to handle.
     "in the same turn, handling answers": () => {
-      Deno.readTextFile(import.meta.filename!).then(() => stall(600));
+      Deno.readTextFile(import.meta.filename!).then(() => stall(OPEN_MS + 500));
       stall(50);
     },
   };
@@ -252,8 +254,8 @@ Deno.test("a write never leaves after its fence shut, however the process stalls
     // The connection is up, so nothing but the stall stands between a write and the server.
     await (await transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text();
     for (const [when, stallNow] of Object.entries(stalls)) {
-      const shutAt = Date.now() + 300;
-      const open = performance.now() + 300;
+      const shutAt = Date.now() + OPEN_MS;
+      const open = performance.now() + OPEN_MS;
       const write = transport.fetch(`/write`, {
         method: "PATCH",
         body: "{}",

@@ -40,8 +40,9 @@ export interface Exchange {
   /** A body the caller streams (a watch): the deadline covers the response headers only. */
   stream?: boolean;
   /**
-   * Runs right before the request is sent, after credentials are ready. It may throw to stop the
-   * request (the leader fence), or return a tighter deadline in milliseconds.
+   * Runs right before the request is sent, after credentials are ready, at the end of the event
+   * loop's turn (`lastInTurn`). It may throw to stop the request (the leader fence), or return a
+   * tighter deadline in milliseconds.
    */
   beforeSend?: () => number | void;
 }

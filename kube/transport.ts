@@ -119,10 +119,11 @@ export class Transport {
     const signal = AbortSignal.any(signals);
     let timeoutMs = exchange.timeoutMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    let refused = true;
+    /** Set once `beforeSend` let the request go: what failed before that is its refusal. */
+    let passedFence = false;
     const send = () => {
       const limit = exchange.beforeSend?.();
-      refused = false;
+      passedFence = true;
       if (typeof limit === "number") {
         timeoutMs = Math.max(1, timeoutMs ? Math.min(limit, timeoutMs) : limit);
       }
@@ -155,7 +156,7 @@ export class Transport {
         headers: response.headers,
       });
     } catch (error) {
-      if (refused) throw error;
+      if (!passedFence) throw error;
       if (exchange.signal?.aborted) throw exchange.signal.reason ?? error;
       if (epoch.signal.aborted) throw epoch.signal.reason;
       if (deadline.signal.aborted) {

@@ -138,10 +138,11 @@ export class ShardRing {
   readonly #members?: Gauge;
   readonly #serverGauge?: Gauge;
   #serverSelects = false;
-  /** Why this replica refuses to work, when it does (a ring of another size). */
-  #mismatch?: string;
-  /** The ring of another size is at work: this replica waits for it to go, as a standby. */
-  #waiting = false;
+  /**
+   * Why this replica refuses to work, when it does (a ring of another size), and whether that ring
+   * is at work (this replica waits for it to go, as a standby) or only disputes the size.
+   */
+  #mismatch?: { why: string; waiting: boolean };
   /** A member of another size left out while our ring works (said once). */
   #ignored?: string;
   /** Set once the first assignment was made. */
@@ -266,10 +267,11 @@ export class ShardRing {
     return {
       readyz: {
         shards: () => {
-          if (this.#mismatch) {
-            return this.#waiting
-              ? { note: `waits for it to go: ${this.#mismatch}` }
-              : this.#mismatch;
+          const mismatch = this.#mismatch;
+          if (mismatch) {
+            return mismatch.waiting
+              ? { note: `waits for it to go: ${mismatch.why}` }
+              : mismatch.why;
           }
           if (!this.#assigned) return `looking at ring ${this.#options.name}`;
           const held = this.held;
@@ -424,21 +426,24 @@ export class ShardRing {
       } else if (member) members.add(holder);
       else ringAtWork = true;
     }
-    const mismatch = foreignShard ?? (ringAtWork ? undefined : foreignMember);
+    const mismatch = foreignShard
+      ? { why: foreignShard, waiting: true }
+      : foreignMember && !ringAtWork
+      ? { why: foreignMember, waiting: false }
+      : undefined;
     const ignored = mismatch ? undefined : foreignMember;
     if (ignored !== this.#ignored && ignored) {
       log.warn("left out of the ring, which keeps working: {why}", { why: ignored });
     }
     this.#ignored = ignored;
     this.#sweep(memberPrefix);
-    if (mismatch !== this.#mismatch) {
-      if (mismatch && foreignShard) {
-        log.warn("waiting for a ring of another size to go: {why}", { why: mismatch });
-      } else if (mismatch) log.error("refusing to work: {why}", { why: mismatch });
+    if (mismatch?.why !== this.#mismatch?.why) {
+      if (mismatch?.waiting) {
+        log.warn("waiting for a ring of another size to go: {why}", { why: mismatch.why });
+      } else if (mismatch) log.error("refusing to work: {why}", { why: mismatch.why });
       else log.info("the ring's size is agreed again; working", {});
     }
     this.#mismatch = mismatch;
-    this.#waiting = foreignShard !== undefined;
     this.#members?.set({ ring: name }, members.size);
     const holders = this.#shards.map((shard) => shard.elector.holder());
     const owners = mismatch ? [] : assignShards({

@@ -23,7 +23,7 @@ import type { Resource } from "../kube/resource.ts";
 import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, ControlPlane, WRITE_VERBS } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
-import { OperatorRun } from "../tests/fixtures/operator_command.ts";
+import { OperatorRun, permissionFlags } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
 
 const { values } = parseArgs({
@@ -156,6 +156,8 @@ const result: Record<string, unknown> = {
     ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}`,
   date: new Date().toISOString(),
   deno: Deno.version.deno,
+  // The operator's V8 flags trade CPU for memory (README): a result names the ones it ran with.
+  v8Flags: permissionFlags("start").find((flag) => flag.startsWith("--v8-flags=")),
   count: COUNT,
   nodes: NODES,
   unrelatedPods: UNRELATED,

@@ -295,9 +295,11 @@ export class Manager {
     // no one key, pass while any shard is held.
     const fence = this.#elector?.fence ?? this.#ring?.anyFence;
     const client = fence ? options.client.fenced(fence) : options.client;
+    const ringOf = this.#ring;
     this.#events = new KubeEventRecorder(client, {
       component: operator.name,
       log: rootLog("events"),
+      share: ringOf && (() => ringOf.held.length / ringOf.count),
     });
     const metrics = new ControllerMetrics(this.registry);
     const problems = new ChildProblems();

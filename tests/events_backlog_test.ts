@@ -65,5 +65,46 @@ await integrationTest(
       )
         .toBe(true);
     });
+
+    await step(
+      "a replica holding a third of the shards has a third of the lane and backlog",
+      async () => {
+        await admin.create(NAMESPACE, { metadata: { name: "ev-share" } });
+        warned.length = 0;
+        let share = 1 / 3;
+        const sharing = new KubeEventRecorder(new KubeClient(plane.adminConfig), {
+          component: "backlog-test",
+          log,
+          batchMs: 0,
+          rate: { qps: 3, burst: 3 },
+          maxBacklog: 6,
+          share: () => share,
+        });
+        const inShare = (i: number) => ({
+          ...object(i),
+          metadata: { ...object(i).metadata, namespace: "ev-share" },
+        });
+        const made = async () =>
+          (await admin.list(EVENT, { namespace: "ev-share" })).items.map((e) =>
+            (e as { involvedObject: { name: string } }).involvedObject.name
+          ).sort();
+        for (let i = 0; i < 5; i++) {
+          sharing.record(inShare(i), { type: "Normal", reason: "Made", message: `made ${i}` });
+        }
+        await sharing.flush();
+        expect(await made()).toEqual(["cm-0", "cm-1"]);
+        expect(warned[0]).toMatch(/^2 Events wait to be written \(at most 1 a second\)/);
+
+        // The others left: this replica holds every shard, and the whole backlog again.
+        share = 1;
+        for (let i = 5; i < 12; i++) {
+          sharing.record(inShare(i), { type: "Normal", reason: "Made", message: `made ${i}` });
+        }
+        await sharing.close();
+        expect(await made()).toEqual(
+          ["cm-0", "cm-1", "cm-10", "cm-5", "cm-6", "cm-7", "cm-8", "cm-9"],
+        );
+      },
+    );
   },
 );

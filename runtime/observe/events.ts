@@ -5,6 +5,8 @@
  * their own, so a burst of news never delays the writes that make children exist; and, as
  * client-go's broadcaster, a bounded backlog: past it new Events are dropped, and the log says so
  * (a start over 10,000 objects would otherwise hold 10,000 Events in memory for minutes).
+ * Replicas that split the work (shards) split the lane and the backlog too, by the share each
+ * holds: three replicas write no more Events than one would (they wrote three times as many).
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
@@ -67,7 +69,11 @@ export class KubeEventRecorder implements EventRecorder {
   readonly #batchMs: number;
   readonly #batches = new Map<string, Batch>();
   readonly #pending = new Set<Promise<void>>();
-  readonly #lane: RateLimiter;
+  readonly #rate: RateLimit;
+  readonly #share: () => number;
+  #lane: RateLimiter;
+  /** The share the lane was made for. */
+  #laneShare = 1;
   readonly #maxBacklog: number;
   /** Aborted when what waits is to be written at once (flush, close). */
   #hurry = new AbortController();
@@ -87,10 +93,17 @@ export class KubeEventRecorder implements EventRecorder {
       correlator?: CorrelatorOptions;
       /** Events waiting for the lane, past which new ones are dropped; 1000 (Warnings: twice). */
       maxBacklog?: number;
+      /**
+       * The part of the lane and the backlog this process spends, 0 to 1, asked for as it goes:
+       * with shards, those held over the ring's size; 1 (all) by default.
+       */
+      share?: () => number;
     },
   ) {
     this.#maxBacklog = options.maxBacklog ?? 1000;
-    this.#lane = new RateLimiter(options.rate ?? { qps: 20, burst: 50 });
+    this.#rate = options.rate ?? { qps: 20, burst: 50 };
+    this.#share = options.share ?? (() => 1);
+    this.#lane = new RateLimiter(this.#rate);
     this.#batchMs = options.batchMs ?? 2_000;
     this.#client = client;
     this.#correlator = new EventCorrelator(options.correlator);
@@ -153,7 +166,8 @@ export class KubeEventRecorder implements EventRecorder {
     }
     // A flood about one object is cut off: a burst of writes, then one per interval.
     if (!this.#correlator.admit(uid, now)) return;
-    const limit = this.#maxBacklog * (input.type === "Warning" ? 2 : 1);
+    const limit = Math.ceil(this.#maxBacklog * this.#currentShare()) *
+      (input.type === "Warning" ? 2 : 1);
     if (this.#pending.size >= limit) {
       this.#warnings.warn(
         "events backlog",
@@ -161,7 +175,7 @@ export class KubeEventRecorder implements EventRecorder {
           "{object} and others are dropped",
         {
           waiting: this.#pending.size,
-          limit: this.#lane.qps,
+          limit: Math.round(this.#lane.qps * 100) / 100,
           type: event.type,
           reason: event.reason,
           object: `${meta.namespace}/${meta.name}`,
@@ -247,7 +261,25 @@ export class KubeEventRecorder implements EventRecorder {
 
   /** Waits for the Events' lane; a flush lets everyone waiting go at once. */
   async #turn(): Promise<void> {
+    const share = this.#currentShare();
+    if (share !== this.#laneShare) {
+      // Those already waiting keep the old lane's pace; it is a moment's difference.
+      this.#laneShare = share;
+      this.#lane = new RateLimiter({
+        qps: this.#rate.qps * share,
+        burst: Math.max(1, Math.round(this.#rate.burst * share)),
+      });
+    }
     await this.#lane.wait(this.#hurry.signal).catch(() => {});
+  }
+
+  /**
+   * This process's share of the lane. None is taken as a little: a lane needs a rate, and the
+   * fence refuses the writes of a replica that holds nothing anyway.
+   */
+  #currentShare(): number {
+    const share = this.#share();
+    return Number.isFinite(share) ? Math.min(1, Math.max(0.01, share)) : 1;
   }
 
   #track(promise: Promise<void>): void {

@@ -78,6 +78,20 @@ async function processStats(pid: number): Promise<{ rssMiB: number; cpuSeconds: 
   return { rssMiB: (rss || 0) / 1024, cpuSeconds: times || 0 };
 }
 
+/** CPU seconds the processes have used so far, to the clock tick (Linux's `/proc`). */
+async function cpuOf(pids: number[]): Promise<number> {
+  const ticks = await Promise.all(pids.map(async (pid) => {
+    try {
+      // utime and stime, after the command name (which may hold spaces) and its ")".
+      const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return 0;
+    }
+  }));
+  return ticks.reduce((sum, t) => sum + t, 0) / 100;
+}
+
 /** Samples a process's RSS every 250 ms until stopped; the peak and the last sample. */
 function rssSampler(pid: number) {
   let peak = 0;
@@ -269,12 +283,20 @@ try {
   say(`${COUNT} Ptemplates made`);
 
   // The operator, from start to quiet.
+  const planeBefore = await cpuOf(plane.pids());
   const { operator, rss, spawned } = await start();
   const started = Date.now();
   while (
     (await count(admin, MODULE, "scale")) < COUNT ||
     (await count(admin, DAEMON_SET, "scale")) < COUNT
   ) await sleep(500);
+  // Where the two cores went while the children were made (the control plane: API server,
+  // etcd, controller manager), against the same for the raw client below.
+  result.childrenCpu = {
+    seconds: (Date.now() - started) / 1000,
+    controlPlane: await cpuOf(plane.pids()) - planeBefore,
+    operator: await cpuOf(operator.pids),
+  };
   say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
   const ours = async () =>
     (await plane.auditEvents()).filter((e) => e.user.username === SA && isWork(e));
@@ -378,14 +400,38 @@ try {
     return [moduleFor(pt), daemonSetFor(pt)] as const;
   }).flat();
   const referenceStarted = performance.now();
+  const referencePlane = await cpuOf(plane.pids());
+  const referenceClient = await cpuOf([Deno.pid]);
   await wide(referenceObjects.length, WIDTH, (i) => {
     const object = referenceObjects[i];
     return admin.create(object.kind === "Module" ? MODULE : DAEMON_SET, object as Unstructured);
   });
   result.referenceSeconds = (performance.now() - referenceStarted) / 1000;
+  result.referenceCpu = {
+    seconds: result.referenceSeconds,
+    controlPlane: await cpuOf(plane.pids()) - referencePlane,
+    client: await cpuOf([Deno.pid]) - referenceClient,
+  };
   result.childrenRatio = (result.childrenSeconds as number) / (result.referenceSeconds as number);
 } finally {
   await plane.stop();
+}
+
+/** CPU seconds used in a phase, by whom, and how long it took. */
+interface PhaseCpu {
+  seconds: number;
+  controlPlane: number;
+  operator?: number;
+  client?: number;
+}
+
+/** `control plane 60.1 s + operator 70.2 s in 54.1 s: 2.4 cores`. */
+function cores(phase: PhaseCpu, other: "operator" | "client"): string {
+  const theirs = phase[other] ?? 0;
+  return `control plane ${phase.controlPlane.toFixed(1)} s + ${other} ${theirs.toFixed(1)} s ` +
+    `in ${phase.seconds.toFixed(1)} s: ${
+      ((phase.controlPlane + theirs) / phase.seconds).toFixed(2)
+    } cores`;
 }
 
 const r = result as Record<string, number> & { statusLagSeconds: { median: number; p99: number } };
@@ -419,6 +465,11 @@ const rows = [
       : "",
   ],
   ["CPU", `${r.cpuSeconds.toFixed(1)} s`, REPLICAS > 1 ? "all replicas" : ""],
+  [
+    "CPU while the children are made",
+    cores(result.childrenCpu as PhaseCpu, "operator"),
+    `raw client: ${cores(result.referenceCpu as PhaseCpu, "client")}`,
+  ],
   [
     "status lag",
     `median ${r.statusLagSeconds.median.toFixed(2)} s`,

@@ -67,20 +67,19 @@ async function count(client: KubeClient, resource: Resource, namespace: string) 
   return page.items.length + (page.metadata.remainingItemCount ?? 0);
 }
 
-/** The resident set and CPU seconds of a process, from `ps`. */
-async function processStats(pid: number): Promise<{ rssMiB: number; cpuSeconds: number }> {
+/** The resident set of a process, from `ps`, in MiB (0 once it is gone). */
+async function rssOf(pid: number): Promise<number> {
   const { stdout } = await new Deno.Command("ps", {
-    args: ["-o", "rss=,times=", "-p", String(pid)],
+    args: ["-o", "rss=", "-p", String(pid)],
     stdout: "piped",
     stderr: "null",
   }).output();
-  const [rss, times] = new TextDecoder().decode(stdout).trim().split(/\s+/).map(Number);
-  return { rssMiB: (rss || 0) / 1024, cpuSeconds: times || 0 };
+  return (Number(new TextDecoder().decode(stdout).trim()) || 0) / 1024;
 }
 
 /**
- * CPU seconds the processes have used so far, to the clock tick, from Linux's `/proc` (read by
- * `cat`: Deno asks for every permission before it reads `/proc` itself).
+ * CPU seconds the processes have used so far, to the clock tick (Linux's 100 a second), from
+ * `/proc` (read by `cat`: Deno asks for every permission before it reads `/proc` itself).
  */
 async function cpuOf(pids: number[]): Promise<number> {
   const { stdout } = await new Deno.Command("cat", {
@@ -104,7 +103,7 @@ function rssSampler(pid: number) {
   let running = true;
   const sampling = (async () => {
     while (running) {
-      const { rssMiB } = await processStats(pid);
+      const rssMiB = await rssOf(pid);
       if (rssMiB) {
         last = rssMiB;
         peak = Math.max(peak, rssMiB);
@@ -313,8 +312,7 @@ try {
   result.peakRssMiB = rss.peak;
   result.settledRssMiB = rss.last;
   result.replicaRssMiB = rss.each;
-  result.cpuSeconds = (await Promise.all(operator.pids.map(processStats)))
-    .reduce((sum, stats) => sum + stats.cpuSeconds, 0);
+  result.cpuSeconds = await cpuOf(operator.pids);
   result.perPtemplate = perPtemplate(await operator.metrics());
   const quietAt = Date.now();
   await sleep(20_000);

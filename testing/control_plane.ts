@@ -23,6 +23,7 @@ import { createControlPlanePki } from "./control_plane_pki.ts";
 import { ManagedProcess } from "./process.ts";
 import { freePorts } from "./ports.ts";
 import { forgetRun, ownStartTime, recordRun, sweepOrphans } from "./run_registry.ts";
+import { type AuditEvent, parseAuditLog } from "./audit_log.ts";
 
 /** What to start besides etcd and kube-apiserver. */
 export interface ControlPlaneOptions {
@@ -74,35 +75,6 @@ export interface ServiceAccountIdentity {
   /** `system:serviceaccount:<namespace>:<name>`, for RBAC subjects. */
   username: string;
 }
-
-/** The fields of a kube-apiserver audit event that tests look at. */
-export interface AuditEvent {
-  verb: string;
-  user: { username: string; groups?: string[] };
-  objectRef?: {
-    apiGroup?: string;
-    resource?: string;
-    subresource?: string;
-    namespace?: string;
-    name?: string;
-  };
-  responseStatus?: { code: number };
-  requestURI: string;
-  userAgent?: string;
-  /** RFC 3339 with microseconds, when the API server received the request. */
-  requestReceivedTimestamp: string;
-  /** RFC 3339 with microseconds, when it answered (the change, if any, was made by then). */
-  stageTimestamp?: string;
-}
-
-/** The verbs that change something (a watch or a read never does). */
-export const WRITE_VERBS: ReadonlySet<string> = new Set([
-  "create",
-  "update",
-  "patch",
-  "delete",
-  "deletecollection",
-]);
 
 export const DEFAULT_CONTROLLERS = [
   "garbage-collector-controller",
@@ -475,8 +447,7 @@ export class ControlPlane {
 
   /** The audit log so far (start with `audit: true`): who did what to which resource, with what result. */
   async auditEvents(): Promise<AuditEvent[]> {
-    const text = await Deno.readTextFile(`${this.dir}/audit.log`).catch(() => "");
-    return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
+    return parseAuditLog(await Deno.readTextFile(`${this.dir}/audit.log`).catch(() => ""));
   }
 
   /** Stops kube-apiserver and starts it again on the same port (watches break, etcd keeps state). */

@@ -1,4 +1,5 @@
 /** The real control plane for tests, for this project and for plugin authors. */
+export * from "./audit_log.ts";
 export * from "./binaries.ts";
 export * from "./ci.ts";
 export * from "./control_plane.ts";

@@ -16,7 +16,7 @@ import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE, NODE, SECRET } from "../kube/kinds.ts";
 import { ADMISSION_RATE_LIMIT } from "../runtime/manager.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
-import type { AuditEvent } from "../testing/control_plane.ts";
+import type { AuditEvent } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";

@@ -8,7 +8,7 @@
 import { expect } from "expect";
 import { LEASE } from "../kube/kinds.ts";
 import { inCi } from "../testing/ci.ts";
-import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
+import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { FakeWallClock, findLibfaketime } from "../testing/fake_wall_clock.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -4,7 +4,7 @@
  * objects it reconciles keep changing.
  */
 import { expect } from "expect";
-import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
+import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";

@@ -13,7 +13,7 @@ import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
-import type { AuditEvent } from "../testing/control_plane.ts";
+import type { AuditEvent } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { deploymentArgs, installAllButDeployment, kustomize } from "./fixtures/manifests.ts";

@@ -8,7 +8,7 @@ import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import { WRITE_VERBS } from "../testing/control_plane.ts";
+import { WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";

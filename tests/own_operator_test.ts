@@ -13,7 +13,8 @@ import { parseAllDocuments } from "yaml";
 import { CLUSTER_ROLE, CONFIG_MAP, LEASE, NAMESPACE } from "../kube/kinds.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
-import { ControlPlane, WRITE_VERBS } from "../testing/control_plane.ts";
+import { WRITE_VERBS } from "../testing/audit_log.ts";
+import { ControlPlane } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { binariesTest } from "../testing/integration_test_case.ts";
 import {

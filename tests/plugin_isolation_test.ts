@@ -13,7 +13,7 @@
 import { expect } from "expect";
 import { CONFIG_MAP, EVENT, LEASE, NAMESPACE } from "../mod.ts";
 import type { Unstructured } from "../kube/mod.ts";
-import { type AuditEvent, WRITE_VERBS } from "../testing/control_plane.ts";
+import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { busiestThread, childProcesses, processTable, threadCpuTicks } from "../testing/process.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -13,12 +13,8 @@ import type { KubeClient } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITION, DAEMON_SET, EVENT, LEASE, NAMESPACE } from "../kube/kinds.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
-import {
-  type AuditEvent,
-  type ControlPlane,
-  grantClusterAdmin,
-  WRITE_VERBS,
-} from "../testing/control_plane.ts";
+import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+import { type ControlPlane, grantClusterAdmin } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { TcpProxy } from "../testing/tcp_proxy.ts";

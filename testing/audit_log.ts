@@ -1,0 +1,39 @@
+/** The API server's audit log as tests read it: its events, and which verbs write. */
+
+/** The fields of a kube-apiserver audit event that tests look at. */
+export interface AuditEvent {
+  verb: string;
+  user: { username: string; groups?: string[] };
+  objectRef?: {
+    apiGroup?: string;
+    resource?: string;
+    subresource?: string;
+    namespace?: string;
+    name?: string;
+  };
+  responseStatus?: { code: number };
+  requestURI: string;
+  userAgent?: string;
+  /** RFC 3339 with microseconds, when the API server received the request. */
+  requestReceivedTimestamp: string;
+  /** RFC 3339 with microseconds, when it answered (the change, if any, was made by then). */
+  stageTimestamp?: string;
+}
+
+/** The verbs that change something (a watch or a read never does). */
+export const WRITE_VERBS: ReadonlySet<string> = new Set([
+  "create",
+  "update",
+  "patch",
+  "delete",
+  "deletecollection",
+]);
+
+/**
+ * The events of an audit log read while the API server writes it: only whole lines are events yet
+ * (the last one may be half written).
+ */
+export function parseAuditLog(text: string): AuditEvent[] {
+  const whole = text.split("\n").slice(0, -1);
+  return whole.filter((line) => line.trim()).map((line) => JSON.parse(line));
+}

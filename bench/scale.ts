@@ -24,7 +24,7 @@ import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
-import { OperatorRun, permissionFlags } from "../tests/fixtures/operator_command.ts";
+import { OperatorRun, permissionFlags, taskEnv } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
 
 const { values } = parseArgs({
@@ -177,6 +177,7 @@ const result: Record<string, unknown> = {
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (README): a result names the ones it ran with.
   v8Flags: permissionFlags("start").find((flag) => flag.startsWith("--v8-flags=")),
+  env: taskEnv("start"),
   count: COUNT,
   nodes: NODES,
   unrelatedPods: UNRELATED,

@@ -4,7 +4,7 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
-import { permissionFlags } from "./fixtures/operator_command.ts";
+import { permissionFlags, taskEnv } from "./fixtures/operator_command.ts";
 
 const root = new URL("../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
@@ -64,6 +64,10 @@ Deno.test("the Containerfile compiles with the compile task, onto distroless non
   expect(file).toMatch(/^FROM gcr\.io\/distroless\/cc-debian12:nonroot$/m);
   expect(file).toMatch(/^USER 65532:65532$/m);
   expect(file).toContain('ENTRYPOINT ["/ptemplate-operator"]');
+  // The image runs with the environment the start task (and so every test and bench) runs with.
+  const env = taskEnv("start");
+  expect(Object.keys(env)).toEqual(["GLIBC_TUNABLES"]);
+  for (const [name, value] of Object.entries(env)) expect(file).toContain(`ENV ${name}=${value}\n`);
 });
 
 Deno.test("the release workflow: tag = version, tests first, three platforms, checksums, latest", () => {

@@ -3,6 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import { setImmediate } from "node:timers";
 import type { ClusterConfig } from "./cluster_config.ts";
 import { monotonicMs } from "../util/clock.ts";
+import { ownedChunkReader } from "../util/owned_chunks.ts";
 import { ConnectionHealth } from "./connection_health.ts";
 import {
   checkToken,
@@ -293,7 +294,7 @@ export class Transport {
     const { health, config } = this;
     // Deno aborts a body through its Response: keep that alive with the reader, or a collected
     // Response leaves the stream running on after its signal aborted.
-    const source = { response, reader: response.body.getReader() };
+    const source = { response, reader: ownedChunkReader(response.body) };
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         try {

@@ -6,6 +6,7 @@
  * error, never a message read wrong.
  */
 import { deserialize, serialize } from "node:v8";
+import { ownedChunks } from "../../util/owned_chunks.ts";
 
 const MARK = 0x7e_5f;
 const HEAD = 6;
@@ -31,7 +32,7 @@ export function frameOf(value: unknown): Uint8Array {
 /** The values in `stream`'s frames, in order; throws FrameError where it is not frames. */
 export async function* readFrames(stream: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
   let buffered: Uint8Array = new Uint8Array(0);
-  for await (const chunk of stream) {
+  for await (const chunk of ownedChunks(stream)) {
     buffered = buffered.length ? concat(buffered, chunk) : chunk;
     while (buffered.length >= HEAD) {
       const view = new DataView(buffered.buffer, buffered.byteOffset, HEAD);

@@ -6,6 +6,7 @@
  * Worker stopped, or its stdout was not frames (a plugin that wrote to stdout).
  */
 import type { Logger } from "../observe/mod.ts";
+import { ownedChunks } from "../../util/owned_chunks.ts";
 import { frameOf, readFrames } from "./frames.ts";
 import { answerJson } from "./sync_answer.ts";
 import type { FromHost, FromWorker, PluginSource, ToHost, ToWorker } from "./worker_protocol.ts";
@@ -117,8 +118,9 @@ export function startPluginProcess(
 async function relayStderr(stream: ReadableStream<Uint8Array>, log: Logger): Promise<void> {
   let lines = 0;
   let rest = "";
-  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
-    const all = (rest + text).split("\n");
+  const decoder = new TextDecoder();
+  for await (const chunk of ownedChunks(stream)) {
+    const all = (rest + decoder.decode(chunk, { stream: true })).split("\n");
     rest = all.pop()!.slice(0, 4096);
     for (const line of all) {
       lines++;

@@ -1,0 +1,61 @@
+/**
+ * Reads a byte stream in chunks that own exactly their bytes. Deno's readers of a socket, a pipe
+ * or a response body give every chunk a new 64 KiB buffer, and a chunk of a few bytes keeps all of
+ * it alive until V8 collects the chunk: a busy watch or plugin pipe held megabytes of native
+ * memory that way (the operator's malloc heap grew by 10 MiB at 10,000 Ptemplates). Here each
+ * stream reads into one buffer of its own and hands on a copy of what came.
+ */
+
+/** How much one read may bring: Deno's own chunk size. */
+const READ_BYTES = 64 * 1024;
+
+/** The two calls of a stream reader that the callers use. */
+export interface ChunkReader {
+  /** The next chunk, or `done` at the stream's end. */
+  read(): Promise<ReadableStreamReadResult<Uint8Array>>;
+  /** Ends the stream; a pending `read` settles at once. */
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/**
+ * A reader of `stream` whose chunks own their bytes. A stream that is not a byte stream (one a
+ * program made with `new ReadableStream`) is read as it is: its chunks are its maker's.
+ */
+export function ownedChunkReader(stream: ReadableStream<Uint8Array>): ChunkReader {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = stream.getReader({ mode: "byob" });
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return stream.getReader();
+  }
+  let buffer = new Uint8Array(READ_BYTES);
+  return {
+    async read() {
+      const { done, value } = await reader.read(buffer);
+      if (done) return { done: true, value: undefined };
+      // The read moved the buffer into `value`: take it back for the next read.
+      buffer = new Uint8Array(value.buffer);
+      return { done: false, value: value.slice() };
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+}
+
+/** The chunks of `stream`, each owning its bytes; the stream is cancelled when the loop leaves. */
+export async function* ownedChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = ownedChunkReader(stream);
+  let ended = false;
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) {
+        ended = true;
+        return;
+      }
+      yield value;
+    }
+  } finally {
+    if (!ended) await reader.cancel().catch(() => {});
+  }
+}

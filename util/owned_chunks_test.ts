@@ -1,0 +1,76 @@
+import { expect } from "expect";
+import { ownedChunkReader, ownedChunks } from "./owned_chunks.ts";
+
+/** A byte stream made the way Deno makes a pipe's: 64 KiB per chunk, filled with `pieces`. */
+function denoLikeStream(pieces: string[], onCancel?: () => void): ReadableStream<Uint8Array> {
+  const encoded = pieces.map((piece) => new TextEncoder().encode(piece));
+  return new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: 64 * 1024,
+    pull(controller) {
+      const next = encoded.shift();
+      if (!next) {
+        controller.close();
+        return controller.byobRequest?.respond(0);
+      }
+      const view = controller.byobRequest!.view as Uint8Array;
+      view.set(next);
+      controller.byobRequest!.respond(next.length);
+    },
+    cancel: onCancel,
+  });
+}
+
+Deno.test("a child process's output comes in chunks that own their bytes, in order", async () => {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "for (let i = 0; i < 5; i++) { console.log(`line ${i}`); await new Promise((r) => setTimeout(r, 20)); }",
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of ownedChunks(child.stdout)) chunks.push(chunk);
+  await child.status;
+  // Deno's own reader gives each of these few bytes a 64 KiB buffer.
+  for (const chunk of chunks) expect(chunk.buffer.byteLength).toBe(chunk.byteLength);
+  const text = chunks.map((chunk) => new TextDecoder().decode(chunk)).join("");
+  expect(text).toBe("line 0\nline 1\nline 2\nline 3\nline 4\n");
+});
+
+Deno.test("chunks held past the next read keep their bytes: each is a copy", async () => {
+  const reader = ownedChunkReader(denoLikeStream(["first", "second", "third"]));
+  const held = [];
+  for (let result = await reader.read(); !result.done; result = await reader.read()) {
+    held.push(result.value);
+  }
+  expect(held.map((chunk) => new TextDecoder().decode(chunk))).toEqual([
+    "first",
+    "second",
+    "third",
+  ]);
+  expect(held.map((chunk) => chunk.buffer.byteLength)).toEqual([5, 6, 5]);
+});
+
+Deno.test("a stream that is not a byte stream is read as its maker made it", async () => {
+  const made = [new Uint8Array([1, 2]), new Uint8Array([3])];
+  const chunks = [];
+  for await (const chunk of ownedChunks(ReadableStream.from(made))) chunks.push(chunk);
+  expect(chunks).toEqual(made);
+});
+
+Deno.test("cancel settles a read that waits, and leaving the loop cancels the stream", async () => {
+  const silent = new ReadableStream<Uint8Array>({
+    type: "bytes",
+    pull: () => new Promise(() => {}),
+  });
+  const reader = ownedChunkReader(silent);
+  const waiting = reader.read();
+  await reader.cancel("stop");
+  expect(await waiting).toEqual({ done: true, value: undefined });
+
+  let cancelled = false;
+  for await (const _ of ownedChunks(denoLikeStream(["a", "b"], () => cancelled = true))) break;
+  expect(cancelled).toBe(true);
+});

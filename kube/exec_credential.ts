@@ -5,6 +5,7 @@
  * pattern can catch all of (a password in a sentence, a JSON error body, a URL with userinfo), and
  * messages end up in logs. A failure says how many bytes it wrote and how to see them: run it.
  */
+import { ownedChunkReader } from "../util/owned_chunks.ts";
 import type { ExecConfig } from "./cluster_config.ts";
 import { checkToken, CredentialError } from "./credential_source.ts";
 
@@ -41,7 +42,7 @@ async function collect(
   tooMuch: () => void,
   signal: AbortSignal,
 ): Promise<Uint8Array> {
-  const reader = stream.getReader();
+  const reader = ownedChunkReader(stream);
   const cancel = () => void reader.cancel().catch(() => {});
   signal.addEventListener("abort", cancel, { once: true });
   const chunks: Uint8Array[] = [];

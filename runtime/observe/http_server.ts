@@ -8,6 +8,7 @@
  * TLS backend gets the new connections while the old one finishes what it has (Deno can neither
  * swap a listener's certificate nor bind a port twice without unstable flags).
  */
+import { ownedChunkReader } from "../../util/owned_chunks.ts";
 import type { Logger } from "./logging.ts";
 import {
   type BindAddress,
@@ -312,7 +313,8 @@ export class HttpServer {
   ): Promise<Uint8Array<ArrayBuffer>> {
     const max = this.#limits.maxBodyBytes;
     if (!request.body) return new Uint8Array(0);
-    const reader = request.body.getReader();
+    // Each chunk held owns its bytes, so what the limits count is what the bodies hold.
+    const reader = ownedChunkReader(request.body);
     const chunks: Uint8Array[] = [];
     let size = 0;
     const timedOut = new Promise<never>((_, reject) => {
@@ -342,7 +344,6 @@ export class HttpServer {
       // The connection broke, or the body is not valid HTTP (a bad chunk, say).
       throw new HttpError(400, "the body could not be read (not valid HTTP, or cut off)", CLOSE);
     }
-    // The stream's chunks are views of their own buffers.
     if (chunks.length === 1) return chunks[0] as Uint8Array<ArrayBuffer>;
     const body = new Uint8Array(size);
     let offset = 0;

@@ -45,17 +45,10 @@ export function ownedChunkReader(stream: ReadableStream<Uint8Array>): ChunkReade
 /** The chunks of `stream`, each owning its bytes; the stream is cancelled when the loop leaves. */
 export async function* ownedChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = ownedChunkReader(stream);
-  let ended = false;
   try {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) {
-        ended = true;
-        return;
-      }
-      yield value;
-    }
+    for (let next = await reader.read(); !next.done; next = await reader.read()) yield next.value;
   } finally {
-    if (!ended) await reader.cancel().catch(() => {});
+    // After the end this does nothing; after a break or an error it lets the source go.
+    await reader.cancel().catch(() => {});
   }
 }

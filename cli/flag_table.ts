@@ -186,7 +186,8 @@ export const RUN = {
     help: `workers per plugin, 1 to ${MAX_CONCURRENCY}`,
     // Reconciles mostly wait on the API server, and the process's own loop adds to each wait: at
     // 1000 Ptemplates, 8 per plugin made the children in 1.84× a raw client's time (16 requests in
-    // flight), 16 in 1.63×, 32 in 1.50× (bench:scale).
+    // flight), 16 in 1.63×, 32 in 1.50× (bench:scale). At 10,000, 64 was no faster than 32, and
+    // fewer trade the peak for time (README: 8 per plugin peaked 16% lower above empty, 9% slower).
     default: 32,
   },
   ...ISOLATION,

@@ -427,7 +427,7 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
   container.args = (container.args ?? []).filter((a) =>
     !a.startsWith("--leader-election-namespace")
   );
-  container.env = [{
+  container.env = [...container.env ?? [], {
     name: "WATCH_NAMESPACE",
     valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } },
   }];

@@ -70,7 +70,7 @@ import { causeOf, type Gauge, type Logger, WarningThrottle } from "../observe/mo
 export interface LeaderElectionOptions {
   namespace: string;
   name: string;
-  /** Unique per instance; default `<hostname>_<random>`. */
+  /** Unique per instance; default `<pod or hostname>_<random>` (see defaultIdentity). */
   identity: string;
   /**
    * How long others wait, after they last saw the lease change, before taking it; default 15 s.
@@ -613,13 +613,22 @@ export class LeaderElector {
   }
 }
 
-/** `<hostname>_<random>`: unique per process, readable in `kubectl get lease`. */
+/**
+ * `<pod>_<random>`: unique per process, readable in `kubectl get lease`. The pod is `POD_NAME`
+ * (the Deployment sets it from the downward API), else the hostname: the API server's leader fence
+ * (cli/leader_fence_policy.ts) matches the holder's prefix against the pod named in the writer's
+ * token, and a hostname is not the pod's name under hostNetwork or past 63 characters.
+ */
 export function defaultIdentity(): string {
-  let host = "unknown";
+  const host = tryRead(() => Deno.env.get("POD_NAME")) || tryRead(() => Deno.hostname());
+  // Without either permission the random part still makes it unique.
+  return `${host || "unknown"}_${crypto.randomUUID().slice(0, 8)}`;
+}
+
+function tryRead(read: () => string | undefined): string | undefined {
   try {
-    host = Deno.hostname();
+    return read();
   } catch {
-    // no --allow-sys=hostname: the random part still makes it unique
+    return undefined;
   }
-  return `${host}_${crypto.randomUUID().slice(0, 8)}`;
 }

@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { type Clock, Instant } from "../../util/clock.ts";
-import { leaseExpiresInMs, writeBudgetMs } from "./leader_election.ts";
+import { defaultIdentity, leaseExpiresInMs, writeBudgetMs } from "./leader_election.ts";
 
 /** Two clocks the test moves apart: `run` moves both, `jump` only the wall clock. */
 function clocks() {
@@ -108,5 +108,20 @@ Deno.test("whatever the wall clocks do, the leader's writes end before a standby
       if (leaseExpiresInMs(seenAt, TIMING.leaseDurationMs, standby.clock) <= 0) takeover = real;
     }
     expect(lastWriteEnds).toBeLessThan(takeover);
+  }
+});
+
+Deno.test("the identity begins with the pod's name when POD_NAME is set, else the hostname", () => {
+  const before = Deno.env.get("POD_NAME");
+  try {
+    // The API server's leader fence compares this prefix with the pod its token names.
+    Deno.env.set("POD_NAME", "ptemplate-operator-5d4c8b7f9-x2k7q");
+    expect(defaultIdentity()).toMatch(/^ptemplate-operator-5d4c8b7f9-x2k7q_[0-9a-f]{8}$/);
+    Deno.env.delete("POD_NAME");
+    expect(defaultIdentity().startsWith(`${Deno.hostname()}_`)).toBe(true);
+    expect(defaultIdentity()).not.toBe(defaultIdentity());
+  } finally {
+    if (before === undefined) Deno.env.delete("POD_NAME");
+    else Deno.env.set("POD_NAME", before);
   }
 });

@@ -14,6 +14,7 @@ import {
   CUSTOM_RESOURCE_DEFINITION,
   NAMESPACE,
   NODE,
+  POD,
   SERVICE_ACCOUNT,
 } from "../kube/kinds.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
@@ -306,21 +307,41 @@ export class ControlPlane {
 
   /**
    * Creates (if needed) a ServiceAccount and mints a token for it through the TokenRequest API,
-   * with no RBAC of its own: grant it what a test needs.
+   * with no RBAC of its own: grant it what a test needs. With `pod`, the token is bound to a Pod
+   * of that name (created, never run), as a kubelet's is: the API server then names the pod in the
+   * user's extra (`authentication.kubernetes.io/pod-name`).
    */
   async serviceAccountIdentity(
     namespace: string,
     name: string,
-    expirationSeconds = 3600,
+    options: { expirationSeconds?: number; pod?: string } = {},
   ): Promise<ServiceAccountIdentity> {
     const client = this.client();
     await ensure(client, NAMESPACE, { metadata: { name: namespace } });
     await ensure(client, SERVICE_ACCOUNT, { metadata: { name, namespace } });
+    let boundObjectRef;
+    if (options.pod) {
+      await ensure(client, POD, {
+        metadata: { name: options.pod, namespace },
+        spec: {
+          serviceAccountName: name,
+          // What Pod Security's "restricted" asks, as the operator's namespace enforces it.
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+          containers: [{
+            name: "operator",
+            image: "operator.invalid/never-pulled",
+            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
+          }],
+        },
+      } as KubeObject);
+      const pod = await client.get(POD, options.pod, { namespace });
+      boundObjectRef = { apiVersion: "v1", kind: "Pod", name: options.pod, uid: pod.metadata?.uid };
+    }
     const request = await client.create(SERVICE_ACCOUNT, {
       apiVersion: "authentication.k8s.io/v1",
       kind: "TokenRequest",
       metadata: { name, namespace },
-      spec: { expirationSeconds },
+      spec: { expirationSeconds: options.expirationSeconds ?? 3600, boundObjectRef },
     } as KubeObject, { subresource: "token", namespace });
     const token = (request as { status?: { token?: string } }).status?.token;
     if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
@@ -331,7 +352,9 @@ export class ControlPlane {
       namespace,
       source: `service account ${namespace}/${name} on ${this.dir}`,
     };
-    const kubeconfigPath = `${this.dir}/sa-${namespace}-${name}.kubeconfig`;
+    const kubeconfigPath = `${this.dir}/sa-${namespace}-${name}${
+      options.pod ? `-${options.pod}` : ""
+    }.kubeconfig`;
     await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(config), { mode: 0o600 });
     return {
       namespace,

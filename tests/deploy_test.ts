@@ -62,7 +62,13 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       "RoleBinding",
       "Service",
       "ServiceAccount",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
     ]);
+    // The leader fence is cluster-wide: kustomize must not give it the operator's namespace.
+    expect(
+      manifests.filter((m) => m.kind?.startsWith("ValidatingAdmission") && m.metadata?.namespace),
+    ).toEqual([]);
     const rules = manifests.flatMap((m) => (m.rules as Rule[] | undefined) ?? []);
     expect(JSON.stringify(rules)).not.toContain("*");
     const deployment = manifests.find((m) => m.kind === "Deployment") as DaemonSet;
@@ -79,6 +85,23 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
     expect(container.image).toBe("ghcr.io/ptemplate/ptemplate-operator:v0.1.0");
   });
 
+  await step("kubectl kustomize deploy/shards: two shards, and no leader fence", async () => {
+    const sharded = await kustomize(plane.binaries.kubectl, "deploy/shards");
+    expect(deploymentArgs(sharded)).toContain("--shards=2");
+    // In a ring no replica holds the leader's Lease: the fence would refuse every write.
+    expect(sharded.filter((m) => m.kind?.startsWith("ValidatingAdmission"))).toEqual([]);
+    // The base's objects otherwise, and its ring's Role and RoleBinding.
+    const kindsOf = (objects: Unstructured[]) => objects.map((m) => m.kind!).sort();
+    expect(kindsOf(sharded)).toEqual(
+      [
+        ...kindsOf(manifests).filter((k) => !k.startsWith("ValidatingAdmission")),
+        "Role",
+        "RoleBinding",
+      ]
+        .sort(),
+    );
+  });
+
   await step("kubectl apply -k deploy installs it, as the README says", async () => {
     await kubectlOk(plane.binaries.kubectl, plane.adminKubeconfigPath, ["apply", "-k", "deploy"]);
     // There is no kubelet: the test runs the Deployment's container itself, below.
@@ -93,9 +116,13 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       labels: { "node-role.kubernetes.io/worker": "worker" },
     });
     await admin.create(kinds.NAMESPACE, { metadata: { name: "demo" } });
+    // As a pod of the Deployment: its token names the pod, and so does POD_NAME (the downward
+    // API's), so the leader fence deploy/ installed judges every write it makes.
+    const pod = "ptemplate-operator-5d4c8b7f9-x2k7q";
     const identity = await plane.serviceAccountIdentity(
       "ptemplate-operator-system",
       "ptemplate-operator",
+      { pod },
     );
     // The Deployment's own arguments, serving on loopback ports of the test's choosing.
     const args = deploymentArgs(manifests).filter((a) => !/bind-address|log-format/.test(a));
@@ -106,7 +133,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       `--kubeconfig=${identity.kubeconfigPath}`,
       "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=127.0.0.1:0",
-    ]);
+    ], { POD_NAME: pod });
     const lines = operator.lines;
     try {
       const metricsPort = await operator.port("metrics");
@@ -226,6 +253,26 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
         e.user.username === SA && e.responseStatus?.code === 403
       );
       expect(denied.map((e) => e.requestURI)).toEqual([]);
+
+      // Another pod of the Deployment, not leading: the API server refuses its writes.
+      const standby = await plane.serviceAccountIdentity(
+        "ptemplate-operator-system",
+        "ptemplate-operator",
+        { pod: "ptemplate-operator-5d4c8b7f9-q8w3z" },
+      );
+      // A write its RBAC allows (the API server checks RBAC before admission).
+      const refused = await plane.clientFor(standby.config).patch(
+        kinds.DAEMON_SET,
+        "consumer-pod-consumer",
+        { metadata: { labels: { "written-by": "a-standby" } } },
+        { namespace: "demo" },
+      ).catch((e) => e);
+      expect(String(refused.message)).toMatch(
+        new RegExp(
+          "^403 Forbidden: .*pod ptemplate-operator-5d4c8b7f9-q8w3z does not hold the Lease " +
+            `ptemplate-operator-system/ptemplate-operator.pt.example.com \\(${pod}_`,
+        ),
+      );
     } finally {
       expect((await operator.stop()).code).toBe(0);
     }

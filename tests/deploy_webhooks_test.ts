@@ -153,7 +153,10 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         }
         extra.push(`--webhook-cert-dir=${certDir}`);
       }
-      const identity = await plane.serviceAccountIdentity(SYSTEM, "ptemplate-operator");
+      // As a pod of the Deployment, under the leader fence deploy/ installs: every replica
+      // keeps the serving certificate and caBundles, and the leader writes the rest.
+      const pod = `ptemplate-operator-7c9d6f5b8-${mode === "cert-manager" ? "c3rtm" : "s3lfm"}`;
+      const identity = await plane.serviceAccountIdentity(SYSTEM, "ptemplate-operator", { pod });
       const deployment = await admin.get(
         DEPLOYMENT,
         "ptemplate-operator",
@@ -169,7 +172,7 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         "--health-probe-bind-address=127.0.0.1:0",
         "--webhook-bind-address=127.0.0.1:0",
         ...extra,
-      ]);
+      ], { POD_NAME: pod });
       try {
         const port = await operator.port("webhooks");
         await routeServiceTo(admin, {

@@ -180,6 +180,8 @@ await binariesTest(
             "RoleBinding backup-operator-system/backup-operator-leader-election",
             "ClusterRole /backup-operator-metrics-auth",
             "ClusterRoleBinding /backup-operator-metrics-auth",
+            "ValidatingAdmissionPolicy /backup-operator-leader-fence",
+            "ValidatingAdmissionPolicyBinding /backup-operator-leader-fence",
           ]);
         expect(rbac[0].rules).toContainEqual({
           apiGroups: [a.domain],

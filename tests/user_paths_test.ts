@@ -221,13 +221,14 @@ await binariesTest(
           const rbac = parseAllDocuments(ok(await binary("rbac")).stdout).map((d) => d.toJS());
           // Each role with its binding: what it prints is complete as it is applied.
           const kinds = (objects: { kind: string }[]) => objects.map((o) => o.kind).join(" ");
+          const fence = "ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding";
           expect(kinds(rbac)).toBe(
-            "ClusterRole ClusterRoleBinding Role RoleBinding ClusterRole ClusterRoleBinding",
+            `ClusterRole ClusterRoleBinding Role RoleBinding ClusterRole ClusterRoleBinding ${fence}`,
           );
           const scoped = parseAllDocuments(ok(await binary("rbac", "--namespace", "team-a")).stdout)
             .map((d) => d.toJS());
           expect(kinds(scoped)).toBe(
-            "Role RoleBinding Role RoleBinding ClusterRole ClusterRoleBinding",
+            `Role RoleBinding Role RoleBinding ClusterRole ClusterRoleBinding ${fence}`,
           );
           const scorecard = ok(await binary("scorecard"));
           expect(scorecard.stdout).not.toContain("FAIL");

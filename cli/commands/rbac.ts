@@ -1,19 +1,24 @@
-/** `rbac`: the RBAC the enabled plugins need, as YAML to apply. */
+/** `rbac`: the RBAC the enabled plugins need, and the API server's leader fence, as YAML to apply. */
 import { defineCommand } from "../command.ts";
 import { RBAC } from "../flag_table.ts";
+import { leaderFencePolicy } from "../leader_fence_policy.ts";
 import { rbacManifests, rbacYaml } from "../rbac_manifests.ts";
 
-/** Prints the roles and their bindings, named after the operator. */
+/** Prints the roles and their bindings, and the leader fence, named after the operator. */
 export const rbacCommand = defineCommand({
-  summary: "print the RBAC the enabled plugins need (a ClusterRole, or Roles with --namespace)",
+  summary: "print the RBAC the enabled plugins need (a ClusterRole, or Roles with --namespace) " +
+    "and the leader fence (an admission policy: only the Lease's holder writes)",
   flags: RBAC,
   async run(values, { catalog, operator }) {
     const plugins = (await catalog(values)).map((entry) => entry.plugin);
-    console.log(rbacYaml(rbacManifests(plugins, {
-      operator,
-      namespaces: values.namespace,
-      webhooks: values.webhooks,
-    })));
+    console.log(rbacYaml([
+      ...rbacManifests(plugins, {
+        operator,
+        namespaces: values.namespace,
+        webhooks: values.webhooks,
+      }),
+      ...leaderFencePolicy({ operator }),
+    ]));
     return 0;
   },
 });

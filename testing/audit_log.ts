@@ -11,7 +11,10 @@ export interface AuditEvent {
     namespace?: string;
     name?: string;
   };
-  responseStatus?: { code: number };
+  /** The answer; a refusal's reason and message too. */
+  responseStatus?: { code: number; reason?: string; message?: string };
+  /** Set by admission among others: `validation.policy.admission.k8s.io/validation_failure`. */
+  annotations?: Record<string, string>;
   requestURI: string;
   userAgent?: string;
   /** RFC 3339 with microseconds, when the API server received the request. */

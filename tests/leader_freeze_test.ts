@@ -1,10 +1,16 @@
 /**
  * A leader frozen past its lease (SIGSTOP, as a VM pause or CPU starvation would) never writes
  * again once another instance has taken over, judged from the API server's audit log while the
- * objects it reconciles keep changing.
+ * objects it reconciles keep changing. The instances run as pods do, with pod-bound tokens, under
+ * the leader fence the deploy installs (cli/leader_fence_policy.ts): a request the process had
+ * handed to its HTTP client before it froze leaves as it wakes, and only the API server can refuse
+ * it; every other write the operator must not even send.
  */
 import { expect } from "expect";
+import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
+import { policyResource } from "../kube/empty_value_policy.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+import { grantClusterAdmin } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
@@ -19,6 +25,20 @@ const FREEZE_MS = 20_000;
 const ROUNDS = 3;
 
 const at = (event: AuditEvent) => Date.parse(event.requestReceivedTimestamp);
+/** The sample operator's Lease and ServiceAccount (tests/fixtures/sample_operator.ts). */
+const LEASE_REF = { name: "sample-operator", namespace: "default" };
+const ACCOUNT = { name: "sample-operator", namespace: "default" };
+
+/**
+ * Refused by the API server's leader fence, or cancelled by the waking process before the server
+ * answered (504: its abandoned deadline aborts it as the request leaves). Neither changed anything
+ * under the fence: the API server runs validating admission before storage, and a cancelled
+ * request either stops before admission or is refused by it; only its answer is lost.
+ */
+const fenced = (e: AuditEvent) =>
+  e.responseStatus?.code === 504 ||
+  (e.responseStatus?.code === 403 &&
+    /does not hold the Lease/.test(e.responseStatus.message ?? ""));
 
 /** Writes that changed something, or tried to: a lease update refused as stale changed nothing. */
 function writesBy(events: AuditEvent[], userAgent: string): AuditEvent[] {
@@ -34,9 +54,20 @@ await integrationTest("a frozen leader writes nothing after another took over", 
 }, async (plane, step) => {
   const admin = plane.client();
   await createConfigSets(admin, NS, SETS);
-  const instances = ["a", "b"].map((id) =>
-    OperatorProcess.start(plane.adminKubeconfigPath, id, `${plane.dir}/operator-${id}.log`)
-  );
+  await grantClusterAdmin(admin, `system:serviceaccount:${ACCOUNT.namespace}:${ACCOUNT.name}`);
+  for (const object of leaderFencePolicy({ serviceAccount: ACCOUNT, lease: LEASE_REF })) {
+    await admin.apply(policyResource(object)!, object, { fieldManager: "test", force: true });
+  }
+  // Each as its own pod: the identity begins with the pod's name, as the Deployment's does.
+  const instances = await Promise.all(["a", "b"].map(async (id) => {
+    const pod = `sample-${id}`;
+    const identity = await plane.serviceAccountIdentity(ACCOUNT.namespace, ACCOUNT.name, { pod });
+    return OperatorProcess.start(
+      identity.kubeconfigPath,
+      `${pod}_${id}`,
+      `${plane.dir}/operator-${id}.log`,
+    );
+  }));
   const stopChurn = churnConfigSets(admin, NS, SETS);
 
   try {
@@ -72,14 +103,24 @@ await integrationTest("a frozen leader writes nothing after another took over", 
         expect(takeover.length).toBeGreaterThan(0);
         const firstByStandby = Math.min(...takeover);
         const stale = writesBy(audit, leader.userAgent).filter((e) => at(e) >= firstByStandby);
+        const sent = stale.filter((e) => !fenced(e));
+        const cancelled = stale.filter((e) => e.responseStatus?.code === 504).length;
+        // The new leader's first writes may reach an API server that has not yet seen the Lease
+        // change (its parameter is a cache too): refused, and retried.
+        const early = writesBy(audit, standby.userAgent)
+          .filter((e) => at(e) >= frozenAt && fenced(e)).length;
         console.error(
           `    round ${round}: standby's first write ${firstByStandby - frozenAt} ms after the ` +
-            `freeze; ${stale.length} writes by the old leader after it`,
+            `freeze; ${stale.length} writes by the old leader after it: ` +
+            `${stale.length - sent.length - cancelled} refused by the API server's leader fence, ` +
+            `${cancelled} cancelled on arrival; ${early} of the new leader's refused by the fence`,
         );
-        // Each with the server's answer: a refused one (409) changed nothing, yet it still left a
-        // process that had lost the lease, which is what this test forbids.
+        // Each with the server's answer. Only the fence's refusal is allowed: a request handed to
+        // the HTTP client before the freeze leaves as the process wakes, and the API server must
+        // refuse it; anything else (a success, even a 409 that changed nothing) means the
+        // operator sent a write after it had lost the lease, or the fence let one through.
         expect(
-          stale.map((e) =>
+          sent.map((e) =>
             `${e.verb} ${e.requestURI} ${e.requestReceivedTimestamp} ${e.responseStatus?.code}`
           ),
         ).toEqual([]);

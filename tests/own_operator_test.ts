@@ -345,8 +345,8 @@ await binariesTest(
           });
         const [ofA, ofB] = [await names(a), await names(b)];
         expect(ofA.filter((n) => ofB.includes(n))).toEqual([]);
-        expect(ofA.length).toBe(6);
-        expect(ofB.length).toBe(6);
+        expect(ofA.length).toBe(8);
+        expect(ofB.length).toBe(8);
       });
 
       await step("uninstalling one leaves the other working", async () => {

@@ -35,7 +35,7 @@ export interface LeaderFenceOptions {
 }
 
 /** The user-info key the API server fills from a pod-bound ServiceAccount token. */
-export const POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
+const POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name";
 
 const rule = (group: string, resources: string[]) => ({
   apiGroups: [group],

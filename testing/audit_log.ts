@@ -11,10 +11,8 @@ export interface AuditEvent {
     namespace?: string;
     name?: string;
   };
-  /** The answer; a refusal's reason and message too. */
-  responseStatus?: { code: number; reason?: string; message?: string };
-  /** Set by admission among others: `validation.policy.admission.k8s.io/validation_failure`. */
-  annotations?: Record<string, string>;
+  /** The answer; a refusal's message too. */
+  responseStatus?: { code: number; message?: string };
   requestURI: string;
   userAgent?: string;
   /** RFC 3339 with microseconds, when the API server received the request. */

@@ -29,16 +29,17 @@ const at = (event: AuditEvent) => Date.parse(event.requestReceivedTimestamp);
 const LEASE_REF = { name: "sample-operator", namespace: "default" };
 const ACCOUNT = { name: "sample-operator", namespace: "default" };
 
+/** Refused by the API server's leader fence: it changed nothing. */
+const refusedByFence = (e: AuditEvent) =>
+  e.responseStatus?.code === 403 && /does not hold the Lease/.test(e.responseStatus.message ?? "");
+
 /**
- * Refused by the API server's leader fence, or cancelled by the waking process before the server
- * answered (504: its abandoned deadline aborts it as the request leaves). Neither changed anything
- * under the fence: the API server runs validating admission before storage, and a cancelled
- * request either stops before admission or is refused by it; only its answer is lost.
+ * Cancelled by the waking process before the server answered (504: its abandoned deadline aborts
+ * the request as it leaves). Under the fence it changed nothing either: the API server runs
+ * validating admission before storage, so a cancelled request either stops before admission or
+ * is refused by it; only its answer is lost.
  */
-const fenced = (e: AuditEvent) =>
-  e.responseStatus?.code === 504 ||
-  (e.responseStatus?.code === 403 &&
-    /does not hold the Lease/.test(e.responseStatus.message ?? ""));
+const cancelledOnArrival = (e: AuditEvent) => e.responseStatus?.code === 504;
 
 /** Writes that changed something, or tried to: a lease update refused as stale changed nothing. */
 function writesBy(events: AuditEvent[], userAgent: string): AuditEvent[] {
@@ -103,17 +104,17 @@ await integrationTest("a frozen leader writes nothing after another took over", 
         expect(takeover.length).toBeGreaterThan(0);
         const firstByStandby = Math.min(...takeover);
         const stale = writesBy(audit, leader.userAgent).filter((e) => at(e) >= firstByStandby);
-        const sent = stale.filter((e) => !fenced(e));
-        const cancelled = stale.filter((e) => e.responseStatus?.code === 504).length;
+        const sent = stale.filter((e) => !refusedByFence(e) && !cancelledOnArrival(e));
         // The new leader's first writes may reach an API server that has not yet seen the Lease
         // change (its parameter is a cache too): refused, and retried.
         const early = writesBy(audit, standby.userAgent)
-          .filter((e) => at(e) >= frozenAt && fenced(e)).length;
+          .filter((e) => at(e) >= frozenAt && refusedByFence(e)).length;
         console.error(
           `    round ${round}: standby's first write ${firstByStandby - frozenAt} ms after the ` +
             `freeze; ${stale.length} writes by the old leader after it: ` +
-            `${stale.length - sent.length - cancelled} refused by the API server's leader fence, ` +
-            `${cancelled} cancelled on arrival; ${early} of the new leader's refused by the fence`,
+            `${stale.filter(refusedByFence).length} refused by the API server's leader fence, ` +
+            `${stale.filter(cancelledOnArrival).length} cancelled on arrival; ` +
+            `${early} of the new leader's refused by the fence`,
         );
         // Each with the server's answer. Only the fence's refusal is allowed: a request handed to
         // the HTTP client before the freeze leaves as the process wakes, and the API server must

@@ -29,9 +29,10 @@ export const CONNECTION = {
     kind: "number",
     placeholder: "QPS",
     help: "requests per second to the API server, sustained",
-    // High enough not to slow a large start-up, low enough to bound a loop. At 5000 Ptemplates,
-    // 500 held the children to 500 creates a second and left a third of two cores idle (1.95x a
-    // raw client's time, 1.45x without the limit, which made them at 660 a second; bench:scale).
+    // High enough not to slow a large start-up, low enough to bound a loop. 500 held the children
+    // of 5000 Ptemplates to 500 creates a second and left two cores a fifth idle (1.95x a raw
+    // client's time; 1000: 1.43x; unlimited, at 660 a second: 1.45x), and of 10,000 on a fast day
+    // 2.00x against 1.39x (bench:scale, README).
     default: 1000,
   },
   "kube-api-burst": {

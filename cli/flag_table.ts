@@ -29,10 +29,9 @@ export const CONNECTION = {
     kind: "number",
     placeholder: "QPS",
     help: "requests per second to the API server, sustained",
-    // High enough not to slow a large start-up, low enough to bound a loop. 500 held the children
-    // of 5000 Ptemplates to 500 creates a second and left two cores a fifth idle (1.95x a raw
-    // client's time; 1000: 1.43x; unlimited, at 660 a second: 1.45x), and of 10,000 on a fast day
-    // 2.00x against 1.39x (bench:scale, README).
+    // High enough not to slow a large start-up, low enough to bound a loop: 500 was what held the
+    // children of 5000 and 10,000 Ptemplates back (1.95x and 2.00x a raw client's time against
+    // 1.43x and 1.39x; 1000 was as fast as no limit on two cores; bench:scale, README).
     default: 1000,
   },
   "kube-api-burst": {

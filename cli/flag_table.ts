@@ -207,6 +207,10 @@ export const RBAC = {
     kind: "boolean",
     help: "with what the plugins' admission reads (when their webhooks are served)",
   },
+  shards: {
+    kind: "boolean",
+    help: "with the shard fence (for run --shards) instead of the leader fence",
+  },
   ...PLUGINS,
 } as const satisfies FlagSpecs;
 

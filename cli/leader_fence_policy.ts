@@ -15,7 +15,7 @@
  * workstation run). An unheld Lease (released by a clean shutdown) lets every replica through, as
  * does a missing one: a fence must never lock out an operator run without leader election or
  * with another `--leader-election-id`. With `--shards` there is no one leader; deploy/shards
- * leaves this out.
+ * installs the shard fence instead (shard_fence_policy.ts).
  */
 import type { Unstructured } from "../kube/mod.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
@@ -44,6 +44,41 @@ const rule = (group: string, resources: string[]) => ({
   resources,
 });
 
+/**
+ * What a fence looks at: every write (a subresource's too) by one of `account`'s pods, but for
+ * what every replica writes (Leases, access reviews) and the cluster's own setup.
+ */
+export function operatorPodWrites(account: { name: string; namespace: string }): {
+  matchConstraints: Record<string, unknown>;
+  podCondition: { name: string; expression: string };
+  pod: { name: string; expression: string };
+} {
+  return {
+    matchConstraints: {
+      resourceRules: [{
+        apiGroups: ["*"],
+        apiVersions: ["*"],
+        operations: ["CREATE", "UPDATE", "DELETE"],
+        resources: ["*/*"], // every resource and subresource (a status too)
+      }],
+      excludeResourceRules: [
+        rule("coordination.k8s.io", ["leases"]),
+        rule("authentication.k8s.io", ["*"]),
+        rule("authorization.k8s.io", ["*"]),
+        rule("apiextensions.k8s.io", ["customresourcedefinitions"]),
+        rule("admissionregistration.k8s.io", ["*"]),
+      ],
+    },
+    podCondition: {
+      name: "a-pod-of-the-operator",
+      expression:
+        `request.userInfo.username == 'system:serviceaccount:${account.namespace}:${account.name}'` +
+        ` && has(request.userInfo.extra) && '${POD_NAME_EXTRA}' in request.userInfo.extra`,
+    },
+    pod: { name: "pod", expression: `request.userInfo.extra['${POD_NAME_EXTRA}'][0]` },
+  };
+}
+
 /** The policy and its binding; `<name>-leader-fence` both. */
 export function leaderFencePolicy(options: LeaderFenceOptions = {}): Unstructured[] {
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
@@ -51,6 +86,7 @@ export function leaderFencePolicy(options: LeaderFenceOptions = {}): Unstructure
   const lease = options.lease ?? { name: operator.leaseName, namespace: operator.namespace };
   const secrets = options.replicaSecrets ?? [webhookNames(operator).secret];
   const name = `${operator.name}-leader-fence`;
+  const writes = operatorPodWrites(account);
   const admission = "admissionregistration.k8s.io/v1";
   const quoted = (values: string[]) => `[${values.map((v) => `'${v}'`).join(", ")}]`;
   return [{
@@ -60,33 +96,14 @@ export function leaderFencePolicy(options: LeaderFenceOptions = {}): Unstructure
     spec: {
       failurePolicy: "Fail",
       paramKind: { apiVersion: "coordination.k8s.io/v1", kind: "Lease" },
-      matchConstraints: {
-        resourceRules: [{
-          apiGroups: ["*"],
-          apiVersions: ["*"],
-          operations: ["CREATE", "UPDATE", "DELETE"],
-          resources: ["*/*"], // every resource and subresource (a status too)
-        }],
-        excludeResourceRules: [
-          rule("coordination.k8s.io", ["leases"]),
-          rule("authentication.k8s.io", ["*"]),
-          rule("authorization.k8s.io", ["*"]),
-          rule("apiextensions.k8s.io", ["customresourcedefinitions"]),
-          rule("admissionregistration.k8s.io", ["*"]),
-        ],
-      },
-      matchConditions: [{
-        name: "a-pod-of-the-operator",
-        expression:
-          `request.userInfo.username == 'system:serviceaccount:${account.namespace}:${account.name}'` +
-          ` && has(request.userInfo.extra) && '${POD_NAME_EXTRA}' in request.userInfo.extra`,
-      }, {
+      matchConstraints: writes.matchConstraints,
+      matchConditions: [writes.podCondition, {
         name: "not-a-secret-every-replica-writes",
         expression: `!(request.resource.group == '' && request.resource.resource == 'secrets' && ` +
           `request.namespace == '${lease.namespace}' && request.name in ${quoted(secrets)})`,
       }],
       variables: [
-        { name: "pod", expression: `request.userInfo.extra['${POD_NAME_EXTRA}'][0]` },
+        writes.pod,
         {
           name: "holder",
           expression: "has(params.spec.holderIdentity) ? params.spec.holderIdentity : ''",

@@ -3,7 +3,8 @@
 /** The fields of a kube-apiserver audit event that tests look at. */
 export interface AuditEvent {
   verb: string;
-  user: { username: string; groups?: string[] };
+  /** Who: a pod-bound token's pod is in `extra` (`authentication.kubernetes.io/pod-name`). */
+  user: { username: string; groups?: string[]; extra?: Record<string, string[]> };
   objectRef?: {
     apiGroup?: string;
     resource?: string;

@@ -85,16 +85,19 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
     expect(container.image).toBe("ghcr.io/ptemplate/ptemplate-operator:v0.1.0");
   });
 
-  await step("kubectl kustomize deploy/shards: two shards, and no leader fence", async () => {
+  await step("kubectl kustomize deploy/shards: two shards, and the shard fence", async () => {
     const sharded = await kustomize(plane.binaries.kubectl, "deploy/shards");
     expect(deploymentArgs(sharded)).toContain("--shards=2");
-    // In a ring no replica holds the leader's Lease: the fence would refuse every write.
-    expect(sharded.filter((m) => m.kind?.startsWith("ValidatingAdmission"))).toEqual([]);
-    // The base's objects otherwise, and its ring's Role and RoleBinding.
+    // In a ring no replica holds the leader's Lease: the leader fence would refuse every write.
+    // The shard fence is what `rbac --shards` prints.
+    expect(
+      sharded.filter((m) => m.kind?.startsWith("ValidatingAdmission")).map((m) => m.metadata?.name),
+    ).toEqual(["ptemplate-operator-shard-fence", "ptemplate-operator-shard-fence"]);
+    // The base's kinds (one fence in place of the other), and its ring's Role and RoleBinding.
     const kindsOf = (objects: Unstructured[]) => objects.map((m) => m.kind!).sort();
     expect(kindsOf(sharded)).toEqual(
       [
-        ...kindsOf(manifests).filter((k) => !k.startsWith("ValidatingAdmission")),
+        ...kindsOf(manifests),
         "Role",
         "RoleBinding",
       ]

@@ -5,26 +5,16 @@
  */
 import { expect } from "expect";
 import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
-import { CONFIG_MAP, isApiError, type KubeClient, LEASE, SECRET } from "../kube/mod.ts";
+import { CONFIG_MAP, type KubeClient, LEASE, SECRET } from "../kube/mod.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { grantClusterAdmin } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { tryWrite } from "./fixtures/try_write.ts";
 
 const NS = "fenced";
 const ACCOUNT = { name: "writer", namespace: NS };
 const LEASE_REF = { name: "writer-lease", namespace: NS };
-
-/** What the API server answers a write: "ok", or the status code and message. */
-async function tryWrite(write: () => Promise<unknown>): Promise<string> {
-  try {
-    await write();
-    return "ok";
-  } catch (error) {
-    if (isApiError(error)) return error.message;
-    throw error;
-  }
-}
 
 let written = 0;
 const createConfigMap = (client: KubeClient) => () =>

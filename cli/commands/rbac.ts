@@ -1,13 +1,18 @@
-/** `rbac`: the RBAC the enabled plugins need, and the API server's leader fence, as YAML to apply. */
+/**
+ * `rbac`: the RBAC the enabled plugins need, and the API server's leader fence (or with `--shards`
+ * its shard fence), as YAML to apply.
+ */
 import { defineCommand } from "../command.ts";
 import { RBAC } from "../flag_table.ts";
 import { leaderFencePolicy } from "../leader_fence_policy.ts";
 import { rbacManifests, rbacYaml } from "../rbac_manifests.ts";
+import { shardFencePolicy } from "../shard_fence_policy.ts";
 
-/** Prints the roles and their bindings, and the leader fence, named after the operator. */
+/** Prints the roles and their bindings, and a fence, named after the operator. */
 export const rbacCommand = defineCommand({
   summary: "print the RBAC the enabled plugins need (a ClusterRole, or Roles with --namespace) " +
-    "and the leader fence (an admission policy: only the Lease's holder writes)",
+    "and the leader fence (an admission policy: only the Lease's holder writes; with --shards, " +
+    "only a shard's holder writes its children)",
   flags: RBAC,
   async run(values, { catalog, operator }) {
     const plugins = (await catalog(values)).map((entry) => entry.plugin);
@@ -17,7 +22,7 @@ export const rbacCommand = defineCommand({
         namespaces: values.namespace,
         webhooks: values.webhooks,
       }),
-      ...leaderFencePolicy({ operator }),
+      ...(values.shards ? shardFencePolicy({ operator }) : leaderFencePolicy({ operator })),
     ]));
     return 0;
   },

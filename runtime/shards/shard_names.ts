@@ -2,6 +2,7 @@
  * The names a ring of shards gives its objects, under the operator's own object domain
  * (`OperatorIdentity.objectDomain`), so that two operators' rings in one cluster never mix.
  */
+import { fnv1a64Hex } from "../../kube/shard_range.ts";
 
 /** What a ring names: on its Leases, and on the children of its parents. */
 export interface ShardNames {
@@ -24,4 +25,12 @@ export function shardNames(objectDomain: string): ShardNames {
     ringLabel: `${objectDomain}/shard-ring`,
     countAnnotation: `${objectDomain}/shards`,
   };
+}
+
+/**
+ * The value of `ringLabel` on a ring's Leases: its name, or the name's hash where the name is not
+ * a valid label value (longer than 63 characters).
+ */
+export function ringLabelValue(ring: string): string {
+  return /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(ring) ? ring : fnv1a64Hex(ring);
 }

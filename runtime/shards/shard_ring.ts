@@ -23,7 +23,9 @@
  *   renewal, and the poll period when the watch is down).
  * - A lost shard lease (not renewed within its deadline, or another holder seen): claims refused
  *   and reconciles in flight cancelled at once, as a lost leader does; its writes are refused by
- *   the fence anyway.
+ *   the fence anyway. A child's write already handed to the HTTP client when the process froze,
+ *   the API server refuses (cli/shard_fence_policy.ts): the lease names N and its shard, and the
+ *   child its bucket, so the server can tell which holder may write it.
  *
  * The ring's size N decides which keys go where, so it is recorded on every lease: a replica that
  * sees a live lease of the ring with another N refuses to work (holds nothing) until that lease is
@@ -48,6 +50,7 @@ import { Informer } from "../cache/mod.ts";
 import { LeaderElector, leaderGauge, leaseExpiresInMs } from "../leader/mod.ts";
 import type { Gauge, Logger, ProbeChecks, Registry } from "../observe/mod.ts";
 import { assignShards } from "./assignment.ts";
+import { ringLabelValue } from "./shard_names.ts";
 
 /** The names the ring writes on its leases (under the operator's domain). */
 export interface RingNames {
@@ -163,9 +166,7 @@ export class ShardRing {
       retryPeriodMs: options.retryPeriodMs ?? 2_000,
     };
     const { name } = options;
-    this.#ringLabelValue = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)
-      ? name
-      : fnv1a64Hex(name);
+    this.#ringLabelValue = ringLabelValue(name);
     const labels = { [options.names.ringLabel]: this.#ringLabelValue };
     const annotations = { [options.names.countAnnotation]: String(count) };
     const gauge = options.registry && leaderGauge(options.registry);

@@ -209,7 +209,7 @@ export const RBAC = {
   },
   shards: {
     kind: "boolean",
-    help: "with the shard fence (for run --shards) instead of the leader fence",
+    help: "for run --shards: with the ring's Role, and the shard fence instead of the leader's",
   },
   ...PLUGINS,
 } as const satisfies FlagSpecs;

@@ -11,6 +11,7 @@ import {
   type Plugin,
   PTEMPLATE_OPERATOR,
   rbacRules,
+  SHARD_RING_RULES,
 } from "../runtime/mod.ts";
 
 /** The operator's ServiceAccount, in its namespace: what every binding names. */
@@ -55,17 +56,23 @@ export function boundRole(
  */
 export function rbacManifests(
   plugins: Plugin[],
-  options: { operator?: OperatorIdentity; namespaces?: string[]; webhooks?: boolean } = {},
+  options: {
+    operator?: OperatorIdentity;
+    namespaces?: string[];
+    webhooks?: boolean;
+    /** With the Role a ring of shards needs beyond leader election (`run --shards`). */
+    shards?: boolean;
+  } = {},
 ): Unstructured[] {
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const bound = (kind: "ClusterRole" | "Role", name: string, rules: unknown[], ns?: string) =>
     boundRole(operator, kind, name, rules, ns);
-  const leaderElection = bound(
-    "Role",
-    `${operator.name}-leader-election`,
-    LEADER_ELECTION_RULES,
-    operator.namespace,
-  );
+  const leaderElection = [
+    ...bound("Role", `${operator.name}-leader-election`, LEADER_ELECTION_RULES, operator.namespace),
+    ...options.shards
+      ? bound("Role", `${operator.name}-shard-ring`, SHARD_RING_RULES, operator.namespace)
+      : [],
+  ];
   const metricsAuth = bound("ClusterRole", metricsRoles(operator).auth, ACCESS_REVIEW_RULES);
   if (!options.namespaces?.length) {
     const rules = rbacRules(plugins, { webhooks: options.webhooks });

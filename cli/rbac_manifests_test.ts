@@ -121,6 +121,15 @@ Deno.test("another operator's RBAC is all its own: names, namespace, ServiceAcco
 Deno.test("deploy/shards grants a ring exactly what it needs beyond leader election", async () => {
   const [role] = (await read("deploy/shards/shard_ring_role.yaml")) as { rules: PolicyRule[] }[];
   expect(role.rules).toEqual(SHARD_RING_RULES);
+  // What `rbac --shards` prints beside the rest, its binding too.
+  const printed = rbacManifests([], { shards: true });
+  expect([
+    ...await read("deploy/shards/shard_ring_role.yaml"),
+    ...await read("deploy/shards/shard_ring_role_binding.yaml"),
+  ]).toEqual(printed.filter((o) => o.metadata?.name === "ptemplate-operator-shard-ring"));
+  expect(rbacManifests([]).map((o) => o.metadata?.name)).not.toContain(
+    "ptemplate-operator-shard-ring",
+  );
   const kustomization = await Deno.readTextFile(
     new URL("../deploy/shards/kustomization.yaml", import.meta.url),
   );

@@ -32,8 +32,9 @@ export const LEADER_ELECTION_RULES: PolicyRule[] = [
 
 /**
  * What a ring of shards (`--shards`) needs beyond leader election, in the same namespace: each
- * replica lists the ring's Leases by their label (then watches them) and deletes its own member
- * Lease as it leaves. Granted by `deploy/shards` only: a single leader never uses it.
+ * replica lists the ring's Leases by their label (then watches them), deletes its own member
+ * Lease as it leaves, and those a crashed replica or a larger ring left. Granted by
+ * `deploy/shards` only: a single leader never uses it.
  */
 export const SHARD_RING_RULES: PolicyRule[] = [
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["list", "delete"] },

@@ -3,7 +3,9 @@
  * pod-bound tokens, a child of a ring is written only by the holder of its shard's Lease, at every
  * boundary of the split the runtime computes (kube/shard_range.ts); what is not a child, a member's
  * Lease, another ring and callers that are not its pods pass; a shard handed over moves the right
- * to write with it; an unheld or missing shard Lease locks no one out.
+ * to write with it; an unheld or missing shard Lease locks no one out. And a ring deletes the
+ * shard Leases past its size that a larger ring's crashed replica left held, which the fence would
+ * read for ever.
  */
 import { expect } from "expect";
 import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
@@ -12,12 +14,13 @@ import {
   type KubeClient,
   type KubeObject,
   LEASE,
+  NAMESPACE,
   type Unstructured,
 } from "../kube/mod.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { bucketLabel, bucketsOf, shardOfBucket } from "../kube/shard_range.ts";
-import { PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
-import { ringLabelValue, shardNames } from "../runtime/shards/mod.ts";
+import { log, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
+import { ringLabelValue, shardNames, ShardRing } from "../runtime/shards/mod.ts";
 import { grantClusterAdmin } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
@@ -168,5 +171,76 @@ await integrationTest(
       // The shard still held is still fenced.
       expect(await allowed(bucketLabel(bucketsOf(1, COUNT)[0]))).toEqual([1]);
     });
+  },
+);
+
+await integrationTest(
+  "a ring deletes the shard Leases past its size that a larger ring left held, which the fence reads",
+  {},
+  async (plane, step) => {
+    const admin = plane.client();
+    await admin.create(NAMESPACE, { metadata: { name: NS } });
+    // A ring of 4 whose replica crashed holding shard 3, before a rollout to 3 shards: the fence
+    // would refuse the new ring's writes to the children of buckets c0–ff for as long as it stays.
+    const left = (index: number, count: number) =>
+      admin.create(LEASE, {
+        metadata: {
+          name: `${RING.name}-shard-${index}`,
+          namespace: NS,
+          labels: { [names.ringLabel]: ringLabelValue(RING.name) },
+          annotations: { [names.countAnnotation]: String(count) },
+        },
+        spec: { holderIdentity: "crashed_0a1b2c", leaseDurationSeconds: 1 },
+      });
+    await left(3, 4);
+    await left(1, 4);
+    const ring = new ShardRing({
+      client: admin.urgent(),
+      namespace: NS,
+      name: RING.name,
+      identity: "replica_3d4e5f",
+      count: COUNT,
+      names,
+      work: { start() {}, async stop() {} },
+      leaseDurationMs: 1_000,
+      renewDeadlineMs: 700,
+      retryPeriodMs: 200,
+      log: log("shard-ring"),
+    });
+    const stop = new AbortController();
+    const running = ring.run(stop.signal);
+    try {
+      await step(
+        "it takes its own shards, the one of its size that was left among them",
+        async () => {
+          await eventually(async () => {
+            const leases = (await admin.list(LEASE, { namespace: NS })).items;
+            const holder = (i: number) =>
+              leases.find((l) => l.metadata.name === `${RING.name}-shard-${i}`)?.spec
+                ?.holderIdentity;
+            expect([0, 1, 2].map(holder)).toEqual(Array(3).fill("replica_3d4e5f"));
+            // Its size written over the old one's: the fence splits the buckets by the Lease's N.
+            const count = (i: number) =>
+              leases.find((l) => l.metadata.name === `${RING.name}-shard-${i}`)?.metadata
+                .annotations?.[names.countAnnotation];
+            expect([0, 1, 2].map(count)).toEqual(Array(3).fill(String(COUNT)));
+          }, { timeoutMs: 30_000 });
+        },
+      );
+      await step("the one past its size goes once unchanged for ten lease durations", async () => {
+        await eventually(async () => {
+          const leases = (await admin.list(LEASE, { namespace: NS })).items;
+          expect(leases.map((l) => l.metadata.name)).not.toContain(`${RING.name}-shard-3`);
+        }, { timeoutMs: 40_000 });
+        // Its own shards' Leases stay, renewed.
+        const names = (await admin.list(LEASE, { namespace: NS })).items.map((l) =>
+          l.metadata.name
+        );
+        for (let i = 0; i < COUNT; i++) expect(names).toContain(`${RING.name}-shard-${i}`);
+      });
+    } finally {
+      stop.abort();
+      await running;
+    }
   },
 );

@@ -230,6 +230,18 @@ await binariesTest(
           expect(kinds(scoped)).toBe(
             `Role RoleBinding Role RoleBinding ClusterRole ClusterRoleBinding ${fence}`,
           );
+          // With --shards, the ring's Role, and the shard fence in place of the leader's: what
+          // deploy/shards installs.
+          const ring = parseAllDocuments(ok(await binary("rbac", "--shards")).stdout)
+            .map((d) => d.toJS());
+          expect(ring.slice(-2).map((o) => o.metadata.name)).toEqual([
+            "ptemplate-operator-shard-fence",
+            "ptemplate-operator-shard-fence",
+          ]);
+          expect(kinds(ring)).toBe(
+            `ClusterRole ClusterRoleBinding Role RoleBinding Role RoleBinding ClusterRole ` +
+              `ClusterRoleBinding ${fence}`,
+          );
           const scorecard = ok(await binary("scorecard"));
           expect(scorecard.stdout).not.toContain("FAIL");
         });

@@ -498,23 +498,36 @@ export class ShardRing {
   }
 
   /**
-   * Deletes the member leases of replicas that crashed (a clean shutdown deletes its own): unchanged
-   * for ten lease durations. Any replica may; the uid makes it a no-op for a lease made anew.
+   * Deletes, once unchanged for ten lease durations, the member leases of replicas that crashed (a
+   * clean shutdown deletes its own) and the shard leases past our size, left by a larger ring: the
+   * API server's shard fence (cli/shard_fence_policy.ts) reads every lease of the ring, and one
+   * left held by a crashed replica would refuse our writes to the children of its old shard for
+   * ever. Any replica may; the uid makes it a no-op for a lease made anew.
    */
   #sweep(memberPrefix: string): void {
     const { client, namespace, log } = this.#options;
     const now = this.#clock.monotonicMs();
+    const shardPrefix = `${this.#options.name}-shard-`;
+    const pastOurSize = (lease: string) =>
+      lease.startsWith(shardPrefix) && /^\d+$/.test(lease.slice(shardPrefix.length)) &&
+      Number(lease.slice(shardPrefix.length)) >= this.count;
     for (const [name, seen] of this.#seen) {
-      if (!name.startsWith(memberPrefix) || name === this.#member.name) continue;
+      const member = name.startsWith(memberPrefix) && name !== this.#member.name;
+      if (!member && !pastOurSize(name)) continue;
       if (now - seen.changedAt < 10 * Math.max(seen.durationMs, this.#timing.leaseDurationMs)) {
         continue;
       }
+      const what = member ? "member" : "shard";
       this.#seen.delete(name);
       client.delete(LEASE, name, { namespace, uid: seen.uid, timeoutMs: 5_000 }).then(
-        () => log.info("deleted member lease {lease}, unchanged for long", { lease: name }),
+        () => log.info("deleted {what} lease {lease}, unchanged for long", { what, lease: name }),
         (error) => {
           if (!isApiError(error, 404) && !isApiError(error, 409)) {
-            log.debug("could not delete member lease {lease}: {error}", { lease: name, error });
+            log.debug("could not delete {what} lease {lease}: {error}", {
+              what,
+              lease: name,
+              error,
+            });
           }
         },
       );

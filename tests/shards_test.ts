@@ -564,7 +564,7 @@ await integrationTest("shards: as the Deployment's pods, under the shard fence",
     });
 
     await step(
-      "a frozen pod: its shards are taken over, and no child write of it lands after",
+      "a frozen pod: its shards are taken over, no child write of it lands after, a stale status is put back",
       async () => {
         const pod = await startReplica(plane, "pod-c", SHARDS, ACCOUNT);
         replicas.push(pod);
@@ -630,6 +630,17 @@ await integrationTest("shards: as the Deployment's pods, under the shard fence",
             `${stale.filter((e) => e.responseStatus?.code === 403).length} refused by the fence`,
         );
         expect(stale.filter(landed).map((e) => `${e.verb} ${e.objectRef?.name}`)).toEqual([]);
+        // A parent's status written late by a replica that lost its shard (the API server does
+        // not fence it) is a change its holder sees: written again.
+        const late = await admin.patch(
+          PTEMPLATE,
+          "pt-0",
+          { status: { observedGeneration: 1 } },
+          { namespace: NS, subresource: "status" },
+        );
+        expect(late.status?.observedGeneration).toBe(1);
+        expect(late.metadata.generation).toBeGreaterThan(1);
+        await converged(admin, COUNT);
       },
     );
   } finally {

@@ -9,9 +9,11 @@
  * Lease of the ring; the API server checks each, and the one of the child's shard decides.
  *
  * Not fenced: a parent's status, which carries no bucket (its shard is a hash of its uid that CEL
- * cannot compute), the Events, and what the leader fence does not fence either. An unheld shard
- * Lease (handed over, or released by a clean shutdown) and a missing one let every replica
- * through, as the leader fence does: a fence must never lock out a ring that is starting.
+ * cannot compute; a stale one that lands is a change its holder sees and writes again), the
+ * Events, and what the leader fence does not fence either. An unheld shard Lease (handed over, or
+ * released by a clean shutdown) and a missing one let every replica through, as the leader fence
+ * does: a fence must never lock out a ring that is starting. A Lease past the ring's size that a
+ * larger ring's crashed replica left held, the ring deletes (runtime/shards/shard_ring.ts).
  */
 import type { Unstructured } from "../kube/mod.ts";
 import { BUCKETS } from "../kube/shard_range.ts";

@@ -67,7 +67,8 @@ export function rbacManifests(
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const bound = (kind: "ClusterRole" | "Role", name: string, rules: unknown[], ns?: string) =>
     boundRole(operator, kind, name, rules, ns);
-  const leaderElection = [
+  // The Leases' Roles, in the operator's own namespace: leader election's, and a ring's.
+  const leases = [
     ...bound("Role", `${operator.name}-leader-election`, LEADER_ELECTION_RULES, operator.namespace),
     ...options.shards
       ? bound("Role", `${operator.name}-shard-ring`, SHARD_RING_RULES, operator.namespace)
@@ -76,12 +77,12 @@ export function rbacManifests(
   const metricsAuth = bound("ClusterRole", metricsRoles(operator).auth, ACCESS_REVIEW_RULES);
   if (!options.namespaces?.length) {
     const rules = rbacRules(plugins, { webhooks: options.webhooks });
-    return [...bound("ClusterRole", operator.name, rules), ...leaderElection, ...metricsAuth];
+    return [...bound("ClusterRole", operator.name, rules), ...leases, ...metricsAuth];
   }
   const rules = rbacRules(plugins, { namespaced: true, webhooks: options.webhooks });
   return [
     ...options.namespaces.flatMap((namespace) => bound("Role", operator.name, rules, namespace)),
-    ...leaderElection,
+    ...leases,
     ...metricsAuth,
   ];
 }

@@ -18,7 +18,7 @@
 import type { Unstructured } from "../kube/mod.ts";
 import { BUCKETS } from "../kube/shard_range.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
-import { ringLabelValue, shardNames } from "../runtime/shards/mod.ts";
+import { ringLabelValue, shardLeasePrefix, shardNames } from "../runtime/shards/mod.ts";
 import { operatorPodWrites } from "./leader_fence_policy.ts";
 import { serviceAccountOf } from "./rbac_manifests.ts";
 
@@ -41,7 +41,7 @@ export function shardFencePolicy(options: ShardFenceOptions = {}): Unstructured[
   const name = `${operator.name}-shard-fence`;
   const admission = "admissionregistration.k8s.io/v1";
   const writes = operatorPodWrites(account);
-  const prefix = `${ring.name}-shard-`;
+  const prefix = shardLeasePrefix(ring.name);
   // The child's bucket: of the object written, or of the one deleted (or relabelled).
   const bucketOf = (object: string) =>
     `${object} != null && has(${object}.metadata.labels) && ` +

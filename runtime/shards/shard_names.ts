@@ -34,3 +34,11 @@ export function shardNames(objectDomain: string): ShardNames {
 export function ringLabelValue(ring: string): string {
   return /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(ring) ? ring : fnv1a64Hex(ring);
 }
+
+/**
+ * What the name of each shard's Lease of ring `ring` begins with (`<ring>-shard-<i>`): the ring
+ * takes and sweeps them by it, and the API server's shard fence reads the shard from it.
+ */
+export function shardLeasePrefix(ring: string): string {
+  return `${ring}-shard-`;
+}

@@ -50,7 +50,7 @@ import { Informer } from "../cache/mod.ts";
 import { LeaderElector, leaderGauge, leaseExpiresInMs } from "../leader/mod.ts";
 import type { Gauge, Logger, ProbeChecks, Registry } from "../observe/mod.ts";
 import { assignShards } from "./assignment.ts";
-import { ringLabelValue } from "./shard_names.ts";
+import { ringLabelValue, shardLeasePrefix } from "./shard_names.ts";
 
 /** The names the ring writes on its leases (under the operator's domain). */
 export interface RingNames {
@@ -187,7 +187,7 @@ export class ShardRing {
     this.#shards = Array.from({ length: count }, (_, index) => {
       const shard: Shard = {
         index,
-        elector: elector(`${name}-shard-${index}`),
+        elector: elector(`${shardLeasePrefix(name)}${index}`),
         serving: false,
         term: new AbortController(),
         inFlight: 0,
@@ -507,7 +507,7 @@ export class ShardRing {
   #sweep(memberPrefix: string): void {
     const { client, namespace, log } = this.#options;
     const now = this.#clock.monotonicMs();
-    const shardPrefix = `${this.#options.name}-shard-`;
+    const shardPrefix = shardLeasePrefix(this.#options.name);
     const pastOurSize = (lease: string) =>
       lease.startsWith(shardPrefix) && /^\d+$/.test(lease.slice(shardPrefix.length)) &&
       Number(lease.slice(shardPrefix.length)) >= this.count;

@@ -6,12 +6,17 @@
  * numbers are the machine's, and only the ratios travel.
  *
  *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--replicas 1]
- *     [--shards] [--gate on|off] [--out file.json]
+ *     [--shards] [--gate on|off] [--cpu-limit CORES] [--out file.json]
  *
  * `--replicas R` runs R operator processes with leader election (one works, the others stand
  * by); with `--shards` they split the work in R shards (`run --shards R`), on an API server
  * whose ShardedListAndWatch gate is on (`--gate off`: off, the caches filter alone). Memory is
  * then per replica: the peak is the largest replica's.
+ *
+ * `--cpu-limit 0.25` puts each replica under a CPU limit of its own, as the Deployment's
+ * `limits.cpu` does (bench/cpu_limit.ts; it needs a cgroup CPU controller it may write). On a
+ * small machine the replicas otherwise share its cores with the control plane, whose work is the
+ * same however many replicas there are; under a limit, what each replica can do bounds them.
  */
 import { parseArgs } from "node:util";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
@@ -26,6 +31,7 @@ import { ControlPlane } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
 import { OperatorRun, permissionFlags, taskEnv } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
+import { CpuLimit } from "./cpu_limit.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -36,6 +42,7 @@ const { values } = parseArgs({
     replicas: { type: "string", default: "1" },
     shards: { type: "boolean", default: false },
     gate: { type: "string", default: "on" },
+    "cpu-limit": { type: "string" },
     out: { type: "string" },
   },
 });
@@ -45,6 +52,12 @@ const UNRELATED = Number(values["unrelated-pods"]);
 const REPLICAS = Number(values.replicas);
 const SHARDED = values.shards;
 const GATE = values.gate === "on";
+const CPU_LIMIT = values["cpu-limit"] === undefined ? undefined : Number(values["cpu-limit"]);
+if (CPU_LIMIT !== undefined && !(CPU_LIMIT > 0)) {
+  throw new Error(
+    `--cpu-limit must be a number of cores above 0 (0.25, say), not ${values["cpu-limit"]}`,
+  );
+}
 if (!Number.isInteger(REPLICAS) || REPLICAS < 1) throw new Error("--replicas must be 1 or more");
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 const WIDTH = 16;
@@ -172,7 +185,8 @@ const plane = await ControlPlane.start({
 });
 const result: Record<string, unknown> = {
   command: `deno task bench:scale --count ${COUNT} --nodes ${NODES} --unrelated-pods ${UNRELATED}` +
-    ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}`,
+    ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}` +
+    (CPU_LIMIT === undefined ? "" : ` --cpu-limit ${CPU_LIMIT}`),
   date: new Date().toISOString(),
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (README): a result names the ones it ran with.
@@ -184,6 +198,7 @@ const result: Record<string, unknown> = {
   replicas: REPLICAS,
   shards: SHARDED ? REPLICAS : undefined,
   shardedListAndWatchGate: GATE,
+  cpuLimitPerReplica: CPU_LIMIT,
 };
 try {
   const admin = plane.client();
@@ -207,13 +222,16 @@ try {
       : []),
     ...(SHARDED ? [`--shards=${REPLICAS}`] : []),
   ];
-  /** Starts the replicas; resolves once each has synced its caches. */
+  /** Starts the replicas (each in a cgroup of its own under --cpu-limit); resolves once each has synced its caches. */
   const start = async () => {
     const spawned = Date.now();
-    const fleet = Array.from({ length: REPLICAS }, () => {
-      const operator = OperatorRun.start(operatorArgs);
-      return { operator, rss: rssSampler(operator.child.pid) };
-    });
+    const fleet = await Promise.all(Array.from({ length: REPLICAS }, async (_, i) => {
+      const limit = CPU_LIMIT === undefined
+        ? undefined
+        : await CpuLimit.create(`ptemplate-bench-${Deno.pid}-${i}`, CPU_LIMIT);
+      const operator = OperatorRun.start(operatorArgs, { launcher: limit?.launcher });
+      return { operator, limit, rss: rssSampler(operator.child.pid) };
+    }));
     for (const { operator } of fleet) {
       while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
     }
@@ -243,7 +261,13 @@ try {
           return texts.join("\n");
         },
         pids: fleet.map((f) => f.operator.child.pid),
-        stop: () => Promise.all(fleet.map((f) => f.operator.stop())),
+        /** How often each replica's CPU limit held it back, so far. */
+        throttled: () => Promise.all(fleet.flatMap((f) => f.limit ? [f.limit.throttled()] : [])),
+        stop: () =>
+          Promise.all(fleet.map(async (f) => {
+            await f.operator.stop();
+            await f.limit?.remove();
+          })),
       },
     };
   };
@@ -302,6 +326,12 @@ try {
     seconds: (Date.now() - started) / 1000,
     controlPlane: await cpuOf(plane.pids()) - planeBefore,
     operator: await cpuOf(operator.pids),
+    // Under --cpu-limit: the share of each replica's 100 ms periods its quota cut short.
+    throttled: CPU_LIMIT === undefined
+      ? undefined
+      : (await operator.throttled()).map((t) =>
+        Math.round(t.throttledPeriods / Math.max(1, t.periods) * 100) / 100
+      ),
   };
   say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
   const ours = async () =>
@@ -428,6 +458,8 @@ interface PhaseCpu {
   controlPlane: number;
   operator?: number;
   client?: number;
+  /** Under --cpu-limit, each replica's share of periods throttled. */
+  throttled?: number[];
 }
 
 /** `control plane 60.1 s + operator 70.2 s in 54.1 s: 2.4 cores`. */
@@ -470,6 +502,13 @@ const rows = [
       : "",
   ],
   ["CPU", `${r.cpuSeconds.toFixed(1)} s`, REPLICAS > 1 ? "all replicas" : ""],
+  ...CPU_LIMIT === undefined ? [] : [[
+    "CPU limit per replica",
+    `${CPU_LIMIT} cores`,
+    `throttled in ${
+      (result.childrenCpu as PhaseCpu).throttled!.map((t) => `${Math.round(t * 100)}%`).join(", ")
+    } of its periods until the children exist`,
+  ]],
   [
     "CPU while the children are made",
     cores(result.childrenCpu as PhaseCpu, "operator"),

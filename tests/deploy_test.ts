@@ -136,7 +136,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
       `--kubeconfig=${identity.kubeconfigPath}`,
       "--metrics-bind-address=127.0.0.1:0",
       "--health-probe-bind-address=127.0.0.1:0",
-    ], { POD_NAME: pod });
+    ], { env: { POD_NAME: pod } });
     const lines = operator.lines;
     try {
       const metricsPort = await operator.port("metrics");

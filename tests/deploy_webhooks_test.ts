@@ -172,7 +172,7 @@ await integrationTest("deploy/webhooks: both certificate modes, end to end throu
         "--health-probe-bind-address=127.0.0.1:0",
         "--webhook-bind-address=127.0.0.1:0",
         ...extra,
-      ], { POD_NAME: pod });
+      ], { env: { POD_NAME: pod } });
       try {
         const port = await operator.port("webhooks");
         await routeServiceTo(admin, {

@@ -271,7 +271,7 @@ await integrationTest("OLM: the CSV's install strategy runs the operator with ze
       "--health-probe-bind-address=127.0.0.1:0",
       "--webhook-bind-address=127.0.0.1:0",
       `--webhook-cert-dir=${certDir}`,
-    ], { WATCH_NAMESPACE: "" });
+    ], { env: { WATCH_NAMESPACE: "" } });
     try {
       const port = await operator.port("webhooks");
       await routeServiceTo(admin, { namespace: installNamespace, service, portName, port });

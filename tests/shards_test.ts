@@ -78,7 +78,7 @@ async function startReplica(
     `--leader-election-id=${RING}`,
     "--metrics-bind-address=127.0.0.1:0",
     "--health-probe-bind-address=127.0.0.1:0",
-  ], asPodOf ? { POD_NAME: name } : undefined);
+  ], { env: asPodOf ? { POD_NAME: name } : undefined });
   return {
     name,
     writer: asPodOf ? name : sa.username,

@@ -20,6 +20,7 @@ import {
   startCommand,
   startDocumented,
 } from "./fixtures/documented_commands.ts";
+import { CpuLimit } from "../bench/cpu_limit.ts";
 import { freshClone } from "./fixtures/fresh_clone.ts";
 import { kubectl } from "./fixtures/kubectl.ts";
 import { permissionFlags } from "./fixtures/operator_command.ts";
@@ -79,6 +80,27 @@ async function interrupt(running: Running): Promise<Deno.CommandStatus> {
 
 async function alive(pids: number[]): Promise<number[]> {
   return (await Promise.all(pids.map(liveGroupMembers))).flat();
+}
+
+/** Whether this user may make a CPU-limited cgroup (bench:scale --cpu-limit): made and removed. */
+async function cgroupsWritable(): Promise<boolean> {
+  try {
+    await (await CpuLimit.create(`ptemplate-test-${Deno.pid}`, 0.5)).remove();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The cgroups bench:scale --cpu-limit makes that exist now (v1's cpu hierarchy or v2's). */
+async function benchCgroups(): Promise<string[]> {
+  const out = await new Deno.Command("sh", {
+    args: [
+      "-c",
+      "ls -d /sys/fs/cgroup/ptemplate-bench-* /sys/fs/cgroup/cpu/ptemplate-bench-* 2>/dev/null || true",
+    ],
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -441,6 +463,29 @@ await binariesTest(
         expect(json).toMatchObject({ count: 5, replicas: 2, shards: 2 });
         expect(json.replicaRssMiB).toHaveLength(2);
         expect(json.writesWhileIdle).toBe(0);
+      });
+
+      await t.step("bench:scale with a CPU limit per replica: throttled, or why not", async () => {
+        const before = await benchCgroups();
+        const result = await runDocumented(
+          "deno task bench:scale --count 5 --replicas 2 --shards --cpu-limit 0.5 --out limited.json",
+          here,
+        );
+        if (!await cgroupsWritable()) {
+          // A machine whose cgroups this user may not write: the bench says so, and what to do.
+          expect(result.code).not.toBe(0);
+          expect(result.stderr).toContain("--cpu-limit needs a cgroup CPU controller");
+          expect(result.stderr).toContain("drop --cpu-limit");
+          console.warn(`cgroups not writable here: checked the bench's refusal only`);
+          return;
+        }
+        ok(result);
+        expect(result.stdout).toMatch(/\| CPU limit per replica \| 0\.5 cores \| throttled in/);
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/limited.json`));
+        expect(json).toMatchObject({ count: 5, replicas: 2, shards: 2, cpuLimitPerReplica: 0.5 });
+        expect(json.childrenCpu.throttled).toHaveLength(2);
+        // Each replica's cgroup is gone with it.
+        expect((await benchCgroups()).filter((dir) => !before.includes(dir))).toEqual([]);
       });
     } finally {
       for (const process of running) {

@@ -222,16 +222,23 @@ try {
       : []),
     ...(SHARDED ? [`--shards=${REPLICAS}`] : []),
   ];
-  /** Starts the replicas (each in a cgroup of its own under --cpu-limit); resolves once each has synced its caches. */
+  /**
+   * Starts the replicas (each in a cgroup of its own under --cpu-limit, all made before any
+   * replica starts, so that a refusal leaves no process behind); resolves once each has synced.
+   */
   const start = async () => {
+    const limits = CPU_LIMIT === undefined ? [] : await Promise.all(
+      Array.from(
+        { length: REPLICAS },
+        (_, i) => CpuLimit.create(`ptemplate-bench-${Deno.pid}-${i}`, CPU_LIMIT),
+      ),
+    );
     const spawned = Date.now();
-    const fleet = await Promise.all(Array.from({ length: REPLICAS }, async (_, i) => {
-      const limit = CPU_LIMIT === undefined
-        ? undefined
-        : await CpuLimit.create(`ptemplate-bench-${Deno.pid}-${i}`, CPU_LIMIT);
+    const fleet = Array.from({ length: REPLICAS }, (_, i) => {
+      const limit = limits[i] as CpuLimit | undefined;
       const operator = OperatorRun.start(operatorArgs, { launcher: limit?.launcher });
       return { operator, limit, rss: rssSampler(operator.child.pid) };
-    }));
+    });
     for (const { operator } of fleet) {
       while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
     }

@@ -12,7 +12,7 @@ const V1 = "/sys/fs/cgroup/cpu";
 const PERIOD_US = 100_000;
 
 export class CpuLimit {
-  private constructor(readonly cores: number, readonly dir: string, readonly v2: boolean) {}
+  private constructor(readonly dir: string, readonly v2: boolean) {}
 
   /** A new cgroup named `name` that may use `cores` CPUs (0.25: a quarter of one). */
   static async create(name: string, cores: number): Promise<CpuLimit> {
@@ -30,6 +30,8 @@ export class CpuLimit {
               `echo ${quota} > '${dir}/cpu.cfs_quota_us'`),
       );
     } catch (error) {
+      // A cgroup made but refused its quota would be left empty behind us.
+      await sh(`rmdir '${dir}' 2>/dev/null || true`);
       throw new Error(
         `--cpu-limit needs a cgroup CPU controller this user may write (${dir}): ` +
           `${
@@ -37,7 +39,13 @@ export class CpuLimit {
           }; run as root where cgroups are writable, or drop --cpu-limit`,
       );
     }
-    return new CpuLimit(cores, dir, v2);
+    return new CpuLimit(dir, v2);
+  }
+
+  /** The cgroups whose names begin with `prefix` that exist now, under either mount. */
+  static async named(prefix: string): Promise<string[]> {
+    const dirs = await sh(`ls -d ${V2}/${prefix}* ${V1}/${prefix}* 2>/dev/null || true`);
+    return dirs.split("\n").filter(Boolean);
   }
 
   /** A command that enters the cgroup and then runs its arguments in its own place (`exec`). */

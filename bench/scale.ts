@@ -235,7 +235,7 @@ try {
     );
     const spawned = Date.now();
     const fleet = Array.from({ length: REPLICAS }, (_, i) => {
-      const limit = limits[i] as CpuLimit | undefined;
+      const limit: CpuLimit | undefined = limits[i];
       const operator = OperatorRun.start(operatorArgs, { launcher: limit?.launcher });
       return { operator, limit, rss: rssSampler(operator.child.pid) };
     });

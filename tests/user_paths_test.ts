@@ -92,16 +92,8 @@ async function cgroupsWritable(): Promise<boolean> {
   }
 }
 
-/** The cgroups bench:scale --cpu-limit makes that exist now (v1's cpu hierarchy or v2's). */
-async function benchCgroups(): Promise<string[]> {
-  const out = await new Deno.Command("sh", {
-    args: [
-      "-c",
-      "ls -d /sys/fs/cgroup/ptemplate-bench-* /sys/fs/cgroup/cpu/ptemplate-bench-* 2>/dev/null || true",
-    ],
-  }).output();
-  return new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
-}
+/** The cgroups bench:scale --cpu-limit makes (`ptemplate-bench-<pid>-<replica>`) that exist now. */
+const benchCgroups = () => CpuLimit.named("ptemplate-bench-");
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);

@@ -5,8 +5,8 @@
  */
 import type { Unstructured } from "../mod.ts";
 import {
-  NO_NULL_VALUES_RULE,
   type OpenApiSchema,
+  refusesNullValues,
   storedVersion,
 } from "../kube/custom_resource_definition.ts";
 
@@ -35,13 +35,6 @@ function doc(description: string | undefined, indent: string): string {
 function typeOf(schema: Schema, indent: string): string {
   const type = nonNullType(schema, indent);
   return schema.nullable ? `${type} | null` : type;
-}
-
-function refusesNullValues(schema: Schema): boolean {
-  const rules = (schema as { "x-kubernetes-validations"?: { rule?: string }[] })[
-    "x-kubernetes-validations"
-  ];
-  return rules?.some((r) => r.rule === NO_NULL_VALUES_RULE) ?? false;
 }
 
 function nonNullType(schema: Schema, indent: string): string {

@@ -245,7 +245,12 @@ export const PTEMPLATE_CRD: Unstructured = customResourceDefinition(PTEMPLATE, {
         fieldPath: ".imagePullSecret",
       },
       {
-        rule: "self.requiredDevices <= self.maxdev",
+        // Judged as a change: an object stored past the bound may be edited as long as the
+        // excess does not grow.
+        rule: "self.requiredDevices <= self.maxdev || (oldSelf.hasValue() && " +
+          "self.requiredDevices - self.maxdev <= " +
+          "oldSelf.value().requiredDevices - oldSelf.value().maxdev)",
+        optionalOldSelf: true,
         message: "spec.requiredDevices must not exceed spec.maxdev: a consumer cannot ask " +
           "for more devices than a node has; raise maxdev or lower requiredDevices",
         fieldPath: ".requiredDevices",

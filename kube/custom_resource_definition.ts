@@ -2,8 +2,11 @@
  * Builds a CustomResourceDefinition for a Resource from its spec and status schemas, with the
  * parts every CRD of ours shares: one served version, the status subresource, and
  * `status.observedGeneration` (the runtime writes it, and server-side apply refuses undeclared fields),
- * and maps that refuse an entry without a value, naming its key.
+ * maps that refuse an entry without a value, naming its key, and CEL rules that judge an update by
+ * the change it makes (`change_judged_rules.ts`), so that a rule added later never strands an
+ * object stored before it.
  */
+import { changeJudged, changeJudgedSchema } from "./change_judged_rules.ts";
 import type { Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 
@@ -114,7 +117,7 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
     subresources: { status: {} },
   };
   if (options.columns) version.additionalPrinterColumns = options.columns;
-  version.schema = { openAPIV3Schema: root };
+  version.schema = { openAPIV3Schema: changeJudgedSchema(root) };
   const aliases = (options.deprecatedAliases ?? []).map((
     { version: name, deprecationWarning },
   ) => ({
@@ -226,3 +229,12 @@ export function storedVersion(crd: Unstructured): { name: string; schema: OpenAp
  * non-nullable fields silently).
  */
 export const NO_NULL_VALUES_RULE = "self.all(k, dyn(self[k]) != null)";
+
+/** Whether `schema` is a map of ours that refuses entries without a value (NO_NULL_VALUES_RULE). */
+export function refusesNullValues(schema: OpenApiSchema): boolean {
+  const rules = (schema as { "x-kubernetes-validations"?: { rule?: string }[] })[
+    "x-kubernetes-validations"
+  ];
+  const judged = changeJudged({ rule: NO_NULL_VALUES_RULE }, "map").rule;
+  return rules?.some((r) => r.rule === NO_NULL_VALUES_RULE || r.rule === judged) ?? false;
+}

@@ -1,4 +1,5 @@
 /** The Kubernetes client: configuration, requests, watch and errors. */
+export * from "./change_judged_rules.ts";
 export * from "./client.ts";
 export * from "./cluster_config.ts";
 export * from "./connection_health.ts";

@@ -8,7 +8,9 @@
  * (customResourceDefinition's, for server-side apply, create and replace) never sees it, and the
  * object is stored without the key: a Ptemplate whose selector said `zone:` would select every
  * zone. CRD validation rules cannot read annotations; a ValidatingAdmissionPolicy can, and finds
- * `"<key>":null` inside the map in the JSON kubectl wrote there.
+ * `"<key>":null` inside the map in the JSON kubectl wrote there. Like every rule of ours it judges
+ * a change (an entry without a value that the last apply did not have), never a state, so objects
+ * stored before it existed stay writable and deletable.
  *
  * It needs the ValidatingAdmissionPolicy API (admissionregistration.k8s.io/v1, Kubernetes 1.30
  * and later); `ptemplate-operator install` applies it beside the CRD, and the CRD's YAML file
@@ -17,8 +19,8 @@
 import type { KubeObject, Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 import {
-  NO_NULL_VALUES_RULE,
   type OpenApiSchema,
+  refusesNullValues,
   storedVersion,
 } from "./custom_resource_definition.ts";
 
@@ -28,12 +30,9 @@ const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 function nullRefusingMaps(schema: OpenApiSchema, path: string): { path: string; name: string }[] {
   const found: { path: string; name: string }[] = [];
   const values = schema.additionalProperties;
-  const rules = (schema as { "x-kubernetes-validations"?: { rule?: string }[] })[
-    "x-kubernetes-validations"
-  ];
   if (
     values && typeof values === "object" && !values.properties && !values.additionalProperties &&
-    values.type !== "array" && rules?.some((r) => r.rule === NO_NULL_VALUES_RULE)
+    values.type !== "array" && refusesNullValues(schema)
   ) {
     found.push({ path, name: path.slice(path.lastIndexOf(".") + 1) });
   }
@@ -53,23 +52,28 @@ export function emptyValuePolicy(crd: Unstructured): Unstructured[] {
   const maps = specSchema ? nullRefusingMaps(specSchema, "spec") : [];
   if (!maps.length) return [];
   const name = `${crd.metadata!.name}-no-empty-values`;
-  const variables = [{
-    name: "applied",
-    expression: `has(object.metadata.annotations) && '${LAST_APPLIED}' in ` +
-      `object.metadata.annotations ? object.metadata.annotations['${LAST_APPLIED}'] : ''`,
-  }];
+  const annotation = (object: string) =>
+    `has(${object}.metadata.annotations) && '${LAST_APPLIED}' in ` +
+    `${object}.metadata.annotations ? ${object}.metadata.annotations['${LAST_APPLIED}'] : ''`;
+  const variables = [
+    { name: "applied", expression: annotation("object") },
+    { name: "oldApplied", expression: `oldObject == null ? '' : (${annotation("oldObject")})` },
+  ];
   const validations = maps.map((map, i) => {
-    // kubectl writes compact JSON; `"name":{…"key":null` is an entry without a value.
+    // kubectl writes compact JSON; in `"name":{…}`, `"key":null` is an entry without a value.
+    const nulls = (text: string) =>
+      `${text}.find('"${map.name}":[{][^{}]*[}]').findAll('"[^"]*":null')`;
     variables.push({
-      name: `map${i}`,
-      expression: `variables.applied.find('"${map.name}":[{][^{}]*?"[^"]*":null')`,
+      name: `added${i}`,
+      expression: `${nulls("variables.applied")}.filter(e, !(e in ` +
+        `${nulls("variables.oldApplied")}))`,
     });
-    const found = `variables.map${i}`;
+    const added = `variables.added${i}`;
     return {
-      expression: `${found} == ''`,
-      messageExpression: `'${map.path} key ' + ${found}.substring(${found}.lastIndexOf('"', ` +
-        `size(${found}) - 7) + 1, size(${found}) - 6) + ' has no value: write one (quote an ` +
-        `empty one: "") or remove the key; kubectl apply would otherwise drop it silently'`,
+      expression: `size(${added}) == 0`,
+      messageExpression: `'${map.path} key ' + ${added}[0].substring(1, size(${added}[0]) - 6) + ` +
+        `' has no value: write one (quote an empty one: "") or remove the key; kubectl apply ` +
+        `would otherwise drop it silently'`,
       reason: "Invalid",
     };
   });
@@ -88,6 +92,14 @@ export function emptyValuePolicy(crd: Unstructured): Unstructured[] {
             resources: [spec.names.plural],
           }],
         },
+        // Judges what an update changes: only a last-applied annotation that changed is read, so
+        // labels, finalizers, status and the garbage collector's patches never meet the rule, and
+        // an entry without a value that was already there is not held against a new apply.
+        matchConditions: [{
+          name: "last-applied-changed",
+          expression: `request.operation == 'CREATE' || (${annotation("object")}) != ` +
+            `(${annotation("oldObject")})`,
+        }],
         variables,
         validations,
       },
@@ -116,4 +128,40 @@ const POLICY_KINDS = [
 /** The resource of a policy object `emptyValuePolicy` makes, to apply or delete it with. */
 export function policyResource(object: KubeObject): Resource<Unstructured> | undefined {
   return POLICY_KINDS.find((r) => r.kind === object.kind);
+}
+
+/**
+ * What the policy would refuse of `object` if it were applied anew: each entry its last-applied
+ * annotation holds without a value, as `path key K has no value…`. For objects stored before the
+ * policy existed, which it lets through as long as an apply adds no such entry.
+ */
+export function entriesWithoutValue(crd: Unstructured, object: KubeObject): string[] {
+  const specSchema = storedVersion(crd).schema.properties?.spec;
+  const text = object.metadata?.annotations?.[LAST_APPLIED];
+  if (!specSchema || !text) return [];
+  let applied: unknown;
+  try {
+    applied = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  for (const map of nullRefusingMaps(specSchema, "spec")) {
+    let value: unknown = applied;
+    for (const field of map.path.split(".")) {
+      value = typeof value === "object" && value !== null
+        ? (value as Record<string, unknown>)[field]
+        : undefined;
+    }
+    if (typeof value !== "object" || value === null) continue;
+    for (const [key, entry] of Object.entries(value)) {
+      if (entry === null) {
+        found.push(
+          `${map.path} key ${key} has no value in the last kubectl apply: write one (quote an ` +
+            `empty one: "") or remove the key`,
+        );
+      }
+    }
+  }
+  return found;
 }

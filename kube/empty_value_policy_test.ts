@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import { customResourceDefinition } from "./custom_resource_definition.ts";
-import { emptyValuePolicy, policyResource } from "./empty_value_policy.ts";
+import { emptyValuePolicy, entriesWithoutValue, policyResource } from "./empty_value_policy.ts";
 
 const NOTE = {
   group: "example.dev",
@@ -35,8 +35,13 @@ Deno.test("emptyValuePolicy: one validation per map of scalars, named by its pat
     apiGroups: ["example.dev"],
     resources: ["notes"],
   });
-  expect(spec.variables.map((v) => v.name)).toEqual(["applied", "map0", "map1"]);
-  expect(spec.variables[1].expression).toContain(`find('"selector":[{]`);
+  expect(spec.variables.map((v) => v.name)).toEqual(["applied", "oldApplied", "added0", "added1"]);
+  expect(spec.variables[2].expression).toContain(`find('"selector":[{]`);
+  // Only an apply that changed the annotation is judged, and only for entries it added.
+  expect((policy.spec as { matchConditions: unknown[] }).matchConditions).toEqual([
+    { name: "last-applied-changed", expression: expect.stringContaining("oldObject") },
+  ]);
+  expect(spec.variables[2].expression).toContain("variables.oldApplied");
   expect(spec.validations.map((v) => v.messageExpression)).toEqual([
     expect.stringMatching(/^'spec\.selector key ' \+/),
     expect.stringMatching(/^'spec\.nested\.limits key ' \+/),
@@ -53,4 +58,26 @@ Deno.test("emptyValuePolicy: nothing for a CRD without maps", () => {
     spec: { type: "object", properties: { text: { type: "string" } } },
   });
   expect(emptyValuePolicy(crd)).toEqual([]);
+});
+
+Deno.test("entriesWithoutValue: what the policy would refuse of an object applied anew", () => {
+  const crd = customResourceDefinition(NOTE, {
+    spec: {
+      type: "object",
+      properties: { selector: { type: "object", additionalProperties: { type: "string" } } },
+    },
+  });
+  const note = (applied?: unknown) => ({
+    metadata: {
+      name: "n",
+      annotations: applied === undefined
+        ? undefined
+        : { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify(applied) },
+    },
+  });
+  expect(entriesWithoutValue(crd, note({ spec: { selector: { a: "x", b: null } } }))).toEqual([
+    expect.stringMatching(/^spec\.selector key b has no value/),
+  ]);
+  expect(entriesWithoutValue(crd, note({ spec: { selector: { a: "x" } } }))).toEqual([]);
+  expect(entriesWithoutValue(crd, note())).toEqual([]);
 });

@@ -2,10 +2,11 @@
  * Converts a Ptemplate between its versions without loss: v1alpha (an alias), v1alpha1 (two
  * spellings of two fields) and v1beta1 (one camelCase spelling each). Which older spelling a
  * v1alpha1 object used travels in an annotation through v1beta1, so the round trip returns it.
- * What it does not understand it refuses, in words: an object that does not fit its version's
- * schema (a field that version does not have, such as v1alpha1's `maxdev` in a v1beta1 object, a
- * spec that is not an object), both spellings of one field, a version it does not know. It never
- * invents a field and never drops one.
+ * What it does not understand it refuses, in words: an object whose shape does not fit its
+ * version's schema (a field that version does not have, such as v1alpha1's `maxdev` in a v1beta1
+ * object, a spec that is not an object), both spellings of one field, a version it does not know.
+ * It never invents a field and never drops one. Bounds (lengths, counts, ranges) are the API
+ * server's to judge, never the conversion's: an object stored before a bound existed converts.
  */
 import { ConversionError, objectProblems, type OpenApiSchema, type Unstructured } from "../mod.ts";
 import {
@@ -52,7 +53,8 @@ export function convertPtemplate(object: Unstructured, apiVersion: string): Unst
   const from = versionOf(object.apiVersion);
   if (!from) throw new ConversionError(`cannot convert from that version: ${known()} are served`);
   if (object.kind !== PTEMPLATE.kind) throw new ConversionError("the object is not a Ptemplate");
-  const problems = objectProblems(object, VERSIONS.get(from)!);
+  // The shape only: an object stored before a bound existed (a length, a count) still converts.
+  const problems = objectProblems(object, VERSIONS.get(from)!, { bounds: false });
   if (problems.length) {
     throw new ConversionError(problems.map((p) => withHint(p, from)).join("; "));
   }

@@ -216,6 +216,24 @@ Deno.test("what it does not understand is refused in words, never guessed at", (
   }
 });
 
+Deno.test("an object stored before a bound existed converts, both ways", () => {
+  // Bounds are the API server's to judge (and it ratchets them); the shape is the conversion's.
+  const stored: Unstructured = {
+    apiVersion: ALPHA,
+    kind: "Ptemplate",
+    metadata: { name: "x".repeat(60) },
+    spec: {
+      maxdev: 300,
+      requiredDevices: 900,
+      defaultmsg: "m".repeat(70),
+      selector: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`l${i}`, "v"])),
+    },
+  };
+  const beta = convertPtemplate(stored, BETA);
+  expect(beta.spec).toMatchObject({ maxDevices: 300, defaultMessage: "m".repeat(70) });
+  expect(convertPtemplate(beta, ALPHA)).toEqual(stored);
+});
+
 Deno.test("anything at all either converts and comes back exactly, or is refused in words", () => {
   const keys = fc.constantFrom(
     "maxdev",

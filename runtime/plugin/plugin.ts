@@ -238,7 +238,13 @@ export interface AdmissionRequest<T extends KubeObject = KubeObject> {
 export interface AdmissionVerdict {
   /** Printed by kubectl; say what will go wrong, and how to fix it. */
   warnings?: string[];
-  /** Refuses the request with this message: name the field and the fix. */
+  /**
+   * Refuses the request with this message: name the field and the fix. The runtime judges it as
+   * a change: a create is refused; an update only when the old object, validated as a create,
+   * is not refused with the same words (so an object stored before a rule stays writable); a
+   * delete, an update of an object being deleted, and an update of metadata or status alone,
+   * never (they become warnings).
+   */
   denied?: string;
 }
 

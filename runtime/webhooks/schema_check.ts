@@ -5,6 +5,10 @@
  * enforce; this is for what reaches us from outside it (webhook reviews), where a shape we do not
  * know must be refused rather than guessed at. Field names are looked up as own properties only,
  * so `constructor` or `__proto__` is an unknown field like any other.
+ *
+ * With `{ bounds: false }` only the shape is checked (types and known fields), not the bounds a
+ * value must keep (lengths, counts, ranges, enums, required fields): a conversion needs the shape,
+ * and an object stored before a bound existed must still convert.
  */
 import type { Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
@@ -25,9 +29,14 @@ const MAX_PROBLEMS = 8;
  * Where `value` does not fit `schema`, each as `field: problem`; empty when it fits. `path` is
  * the field `value` is (`spec`, or `` for the root).
  */
-export function schemaProblems(value: unknown, schema: OpenApiSchema, path = ""): string[] {
+export function schemaProblems(
+  value: unknown,
+  schema: OpenApiSchema,
+  path = "",
+  options: { bounds?: boolean } = {},
+): string[] {
   const problems: string[] = [];
-  check(value, schema as Schema, path, problems);
+  check(value, schema as Schema, path, { problems, bounds: options.bounds ?? true });
   return problems;
 }
 
@@ -35,17 +44,27 @@ export function schemaProblems(value: unknown, schema: OpenApiSchema, path = "")
  * A Kubernetes object against its version's schema: `metadata` as every object has it (name,
  * namespace, labels and annotations as strings), the rest as the schema says.
  */
-export function objectProblems(object: unknown, schema: OpenApiSchema): string[] {
+export function objectProblems(
+  object: unknown,
+  schema: OpenApiSchema,
+  options: { bounds?: boolean } = {},
+): string[] {
   if (!isObject(object)) return [`the object is ${describe(object)}, not an object`];
-  const problems: string[] = [];
+  const found: Found = { problems: [], bounds: options.bounds ?? true };
   const metadata = object.metadata;
   if (metadata !== undefined) {
-    check(metadata, METADATA, "metadata", problems);
+    check(metadata, METADATA, "metadata", found);
   }
   const { metadata: _, ...rest } = object;
   const { metadata: __, ...properties } = (schema as Schema).properties ?? {};
-  check(rest, { ...schema, properties } as Schema, "", problems);
-  return problems;
+  check(rest, { ...schema, properties } as Schema, "", found);
+  return found.problems;
+}
+
+/** The problems found so far, and whether bounds count. */
+interface Found {
+  problems: string[];
+  bounds: boolean;
 }
 
 /** The metadata fields webhooks read or pass on; the API server fills in and checks the rest. */
@@ -70,8 +89,10 @@ const METADATA: Schema = {
   } as Record<string, OpenApiSchema>,
 };
 
-function check(value: unknown, schema: Schema, path: string, problems: string[]): void {
+function check(value: unknown, given: Schema, path: string, found: Found): void {
+  const { problems } = found;
   if (problems.length >= MAX_PROBLEMS) return;
+  const schema = found.bounds ? given : shapeOf(given);
   const at = path || "the object";
   const fail = (problem: string) => problems.push(`${at}: ${problem}`);
   if (value === null) {
@@ -126,12 +147,12 @@ function check(value: unknown, schema: Schema, path: string, problems: string[])
       }
       if (schema.items) {
         for (let i = 0; i < value.length && problems.length < MAX_PROBLEMS; i++) {
-          check(value[i], schema.items as Schema, `${path}[${i}]`, problems);
+          check(value[i], schema.items as Schema, `${path}[${i}]`, found);
         }
       }
       return;
     case "object":
-      return checkObject(value, schema, path, problems, fail);
+      return checkObject(value, schema, path, found, fail);
     default:
       // No type: anything (the schema leaves it open).
       return;
@@ -142,9 +163,10 @@ function checkObject(
   value: unknown,
   schema: Schema,
   path: string,
-  problems: string[],
+  found: Found,
   fail: (problem: string) => void,
 ): void {
+  const { problems } = found;
   if (!isObject(value)) return void fail(`must be an object, not ${describe(value)}`);
   const keys = Object.keys(value);
   if (schema.maxProperties !== undefined && keys.length > schema.maxProperties) {
@@ -165,11 +187,29 @@ function checkObject(
     if (problems.length >= MAX_PROBLEMS) return;
     const field = join(path, key);
     const known = properties && Object.hasOwn(properties, key) ? properties[key] : undefined;
-    if (known) check(value[key], known as Schema, field, problems);
+    if (known) check(value[key], known as Schema, field, found);
     else if (typeof additional === "object") {
-      check(value[key], additional as Schema, field, problems);
+      check(value[key], additional as Schema, field, found);
     } else if (!open) problems.push(`${field}: unknown field`);
   }
+}
+
+/** `schema` without the bounds a value must keep: its type and fields only. */
+function shapeOf(schema: Schema): Schema {
+  const {
+    enum: _enum,
+    maxLength: _maxLength,
+    minLength: _minLength,
+    minimum: _minimum,
+    maximum: _maximum,
+    maxItems: _maxItems,
+    minItems: _minItems,
+    maxProperties: _maxProperties,
+    minProperties: _minProperties,
+    required: _required,
+    ...shape
+  } = schema;
+  return shape;
 }
 
 function join(path: string, key: string): string {

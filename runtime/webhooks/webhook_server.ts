@@ -27,6 +27,7 @@ import {
 } from "../observe/mod.ts";
 import type { AdmissionContext, AdmissionRequest, Plugin } from "../plugin/mod.ts";
 import { objectProblems } from "./schema_check.ts";
+import { addedProblems, judgedVerdict } from "./change_judgement.ts";
 import type { CacheReader } from "../cache/mod.ts";
 import {
   ADMISSION_REVIEW,
@@ -272,7 +273,8 @@ export class WebhookServer {
     }
     const conversion = this.#options.conversions?.find((c) => c.group === group && c.kind === kind);
     if (!conversion) return `no conversion is served for ${printableVersion(object)} ${kind}`;
-    const problems = this.#shapeProblems(object, `${from.group}/${from.version}`, kind);
+    // The shape only, before and after: an object stored before a bound existed still converts.
+    const problems = this.#schemaProblems(object, `${from.group}/${from.version}`, kind, false);
     if (problems) return problems;
     let out: Unstructured;
     try {
@@ -285,7 +287,7 @@ export class WebhookServer {
       });
       return "the conversion failed; the operator's log says more";
     }
-    const after = this.#shapeProblems(out, to, kind);
+    const after = this.#schemaProblems(out, to, kind, false);
     if (after) {
       this.#options.log.error(
         "converting a {kind} to {to} made an object its schema refuses: {after}",
@@ -301,8 +303,17 @@ export class WebhookServer {
     return undefined;
   }
 
-  /** Where an object does not fit its version's schema, or undefined (also when none is known). */
-  #shapeProblems(object: Unstructured, apiVersion: string, kind: string): string | undefined {
+  /**
+   * Where an object does not fit its version's schema (its shape, and with `bounds` its bounds
+   * too), or undefined (also when none is known).
+   */
+  #schemaProblems(
+    object: Unstructured,
+    apiVersion: string,
+    kind: string,
+    bounds: boolean,
+    old?: Unstructured,
+  ): string | undefined {
     const key = `${apiVersion} ${kind}`;
     const schema = this.#schemas.get(key);
     if (!schema) {
@@ -312,7 +323,9 @@ export class WebhookServer {
       );
       return served ? `${kind} is not served as ${apiVersion}` : undefined;
     }
-    const problems = objectProblems(object, schema);
+    let problems = objectProblems(object, schema, { bounds });
+    // Judged as a change: what the stored object already had is not held against an update.
+    if (old && problems.length) problems = addedProblems(problems, objectProblems(old, schema));
     return problems.length ? problems.join("; ") : undefined;
   }
 
@@ -333,7 +346,7 @@ export class WebhookServer {
       }
     }
     if (kind === "validate" && plugin.validate) {
-      const verdict = await plugin.validate(request, admission) ?? {};
+      const verdict = await judgedVerdict(plugin.validate, request, admission);
       if (verdict.warnings?.length) response.warnings = verdict.warnings;
       if (verdict.denied) {
         response.allowed = false;
@@ -366,7 +379,12 @@ export class WebhookServer {
         }`,
       );
     }
-    const inPluginVersion = (object: Unstructured | undefined, field: string) => {
+    // The stored object is checked for its shape only, and the new one for what it adds to it.
+    const inPluginVersion = (
+      object: Unstructured | undefined,
+      field: string,
+      old?: Unstructured,
+    ) => {
       if (!object) return undefined;
       const { group, version } = groupVersion(object);
       if (group !== kind.group || object.kind !== kind.kind) {
@@ -376,7 +394,14 @@ export class WebhookServer {
       if (namespace !== undefined && namespace !== review.namespace) {
         throw new HttpError(400, `${field}.metadata.namespace is not the request's namespace`);
       }
-      const problems = this.#shapeProblems(object, `${group}/${version}`, kind.kind);
+      const stored = field === "request.oldObject";
+      const problems = this.#schemaProblems(
+        object,
+        `${group}/${version}`,
+        kind.kind,
+        !stored,
+        old,
+      );
       if (problems) throw new HttpError(400, `${field}: ${problems}`);
       if (version === kind.version) return object;
       const conversion = this.#options.conversions?.find((c) =>
@@ -398,7 +423,7 @@ export class WebhookServer {
       operation: review.operation,
       namespace: review.namespace,
       name: review.name,
-      object: inPluginVersion(review.object, "request.object"),
+      object: inPluginVersion(review.object, "request.object", review.oldObject),
       oldObject: inPluginVersion(review.oldObject, "request.oldObject"),
       dryRun: review.dryRun,
       username: review.userInfo?.username,

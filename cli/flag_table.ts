@@ -217,6 +217,9 @@ export const RBAC = {
 /** `install`: the CRDs into a cluster. */
 export const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpecs;
 
+/** `check`: the stored objects this version's rules would refuse as new. */
+export const CHECK = INSTALL;
+
 /** `uninstall`: the CRDs out of a cluster, and what they hold with them. */
 export const UNINSTALL = {
   ...INSTALL,

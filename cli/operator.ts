@@ -10,6 +10,7 @@ import { type OperatorIdentity, PTEMPLATE_OPERATOR, runPluginHost } from "../run
 import type { Command, CommandContext } from "./command.ts";
 import {
   bundleCommand,
+  checkCommand,
   crdsCommand,
   installCommand,
   newCommand,
@@ -59,6 +60,7 @@ const COMMANDS: Record<string, AnyCommand> = {
   crds: crdsCommand,
   rbac: rbacCommand,
   install: installCommand,
+  check: checkCommand,
   uninstall: uninstallCommand,
   bundle: bundleCommand,
   scorecard: scorecardCommand,
@@ -158,6 +160,7 @@ function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
   const off = catalog.find((e) => !e.enabledByDefault)?.plugin.name;
   const examples: (readonly [string, string])[] = [
     ["install", "add the CRDs to the current cluster"],
+    ["check", "stored objects this version's rules would refuse as new (before an upgrade)"],
     ["--kubeconfig ~/.kube/config", "run against it from a workstation"],
     ["--namespace demo --log-format text --leader-elect", ""],
     ["crds > crds.yaml", "review the CRDs before installing them"],

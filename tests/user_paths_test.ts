@@ -214,6 +214,7 @@ await binariesTest(
           "crds",
           "rbac",
           "install",
+          "check",
           "uninstall",
           "bundle",
           "scorecard",

@@ -1,4 +1,8 @@
-/** `install`: the enabled plugins' CRDs (and their admission policies) into the cluster. */
+/**
+ * `install`: the enabled plugins' CRDs (and their admission policies) into the cluster, after
+ * saying which stored objects break this version's rules (`check`): they stay writable, since
+ * our rules judge changes, but should be fixed.
+ */
 import {
   CUSTOM_RESOURCE_DEFINITION,
   emptyValuePolicy,
@@ -9,6 +13,7 @@ import { defineCommand } from "../command.ts";
 import { connect } from "../connect.ts";
 import { INSTALL } from "../flag_table.ts";
 import { crdsOf } from "../plugin_catalog.ts";
+import { refusalsSummary, storedRefusals } from "../stored_refusals.ts";
 
 /** Server-side applies each CRD, waits until it is Established, then its admission policy. */
 export const installCommand = defineCommand({
@@ -21,6 +26,11 @@ export const installCommand = defineCommand({
       await preflight(client);
       for (const crd of crds) {
         const name = crd.metadata!.name!;
+        const found = await storedRefusals(client, crd);
+        if (found.breaking) {
+          for (const line of found.lines) console.log(line);
+          console.log(refusalsSummary(found));
+        }
         await client.apply(CUSTOM_RESOURCE_DEFINITION, crd, {
           fieldManager: operator.name,
           force: true,

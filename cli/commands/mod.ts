@@ -1,5 +1,6 @@
 /** Every subcommand of the command line (cli/operator.ts lists them in order; `run` is the default). */
 export * from "./bundle.ts";
+export * from "./check.ts";
 export * from "./crds.ts";
 export * from "./install.ts";
 export * from "./new.ts";

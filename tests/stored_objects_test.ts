@@ -5,11 +5,14 @@
  * collector and the operator's webhooks (validation with `failurePolicy: Fail`, so that a refusal
  * of ours would show, and conversion, through which v1beta1 readers see them). Every kind of rule
  * we ship is met: the CRD's rule on the whole object, on the spec, on a map, entry by entry; bounds
- * and scalar rules (the API server's own ratcheting); the empty-value admission policy; the
- * webhook's checks; the conversion. What still refuses is an edit that makes an object worse.
+ * and scalar rules (the API server's own ratcheting); the empty-value admission policy and the
+ * leader and shard fences; the webhook's checks; the conversion. What still refuses is an edit
+ * that makes an object worse.
  */
 import { expect } from "expect";
+import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
 import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
+import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
 import { webhookConfigurations } from "../cli/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import {
@@ -171,7 +174,13 @@ await integrationTest("rules judge changes: objects stored before a rule are nev
           fieldManager: "test",
           force: true,
         });
-        for (const policy of emptyValuePolicy(PTEMPLATE_CRD)) {
+        // Every admission policy we ship: the fences judge only the operator's pods' writes.
+        const policies = [
+          ...emptyValuePolicy(PTEMPLATE_CRD),
+          ...leaderFencePolicy(),
+          ...shardFencePolicy(),
+        ];
+        for (const policy of policies) {
           await admin.apply(policyResource(policy)!, policy, { fieldManager: "test", force: true });
         }
         // Every rule is in force: a new object like each stored one is refused.

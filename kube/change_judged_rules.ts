@@ -11,12 +11,15 @@
  * finalizer, the garbage collector's patch). Those rules are rewritten as transition rules
  * (`optionalOldSelf: true`, so a create is judged by the rule alone):
  *
- * - `self.all(e, P)` on a map or list, entry by entry: an entry that was already there, unchanged,
- *   is not held against the update; a new or changed entry must pass `P`.
+ * - `self.all(e, P)` on a map or list whose entries are bounded scalars (a `maxLength` for
+ *   strings), entry by entry: an entry that was already there, unchanged, is not held against the
+ *   update; a new or changed entry must pass `P`. (Comparing unbounded entries would cost the API
+ *   server's CEL budget more than it allows, and the CRD would be refused.)
  * - any other rule: an update passes when the old value broke it too.
  *
  * A rule that already names `oldSelf` judges changes itself and is left alone, and so are rules
- * inside list items, where the API server cannot pair a value with its old one.
+ * inside list items, where the API server cannot pair a value with its old one, and rules the
+ * caller names in `keep`.
  */
 
 /** A rule of `x-kubernetes-validations`, as far as this module reads and writes it. */
@@ -32,11 +35,18 @@ export interface ValidationRule {
 /** What a rule sits on: it decides whether `self.all(…)` is judged entry by entry, and how. */
 export type RuleTarget = "object" | "map" | "list";
 
-/** `rule` as a transition rule that judges the change an update makes (see the module's doc). */
-export function changeJudged(rule: ValidationRule, target: RuleTarget): ValidationRule {
+/**
+ * `rule` as a transition rule that judges the change an update makes (see the module's doc);
+ * `entries` says whether a map's or list's entries may be compared one by one.
+ */
+export function changeJudged(
+  rule: ValidationRule,
+  target: RuleTarget,
+  entries: "comparable" | "unbounded" = "comparable",
+): ValidationRule {
   if (identifiers(rule.rule).includes("oldSelf")) return rule;
   const old = "oldSelf.value()";
-  const all = target === "object" ? undefined : topLevelAll(rule.rule);
+  const all = target === "object" || entries === "unbounded" ? undefined : topLevelAll(rule.rule);
   let judged: string;
   if (all) {
     const unchanged = target === "map"
@@ -51,20 +61,23 @@ export function changeJudged(rule: ValidationRule, target: RuleTarget): Validati
 
 /**
  * The schema with every rule on an object, map or list judged as a change (`changeJudged`);
- * rules of scalars and everything under list items as they are. A new schema; `schema` is not
- * changed.
+ * rules of scalars, everything under list items, and the rules `keep` names as they are. A new
+ * schema; `schema` is not changed.
  */
-export function changeJudgedSchema(schema: Record<string, unknown>): Record<string, unknown> {
+export function changeJudgedSchema(
+  schema: Record<string, unknown>,
+  keep: (rule: ValidationRule) => boolean = () => false,
+): Record<string, unknown> {
   const out = { ...schema };
   const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
   if (properties) {
     out.properties = Object.fromEntries(
-      Object.entries(properties).map(([name, p]) => [name, changeJudgedSchema(p)]),
+      Object.entries(properties).map(([name, p]) => [name, changeJudgedSchema(p, keep)]),
     );
   }
   const values = schema.additionalProperties;
   if (values && typeof values === "object") {
-    out.additionalProperties = changeJudgedSchema(values as Record<string, unknown>);
+    out.additionalProperties = changeJudgedSchema(values as Record<string, unknown>, keep);
   }
   const target: RuleTarget | undefined = schema.type === "array"
     ? "list"
@@ -75,9 +88,28 @@ export function changeJudgedSchema(schema: Record<string, unknown>): Record<stri
     : undefined;
   const rules = schema["x-kubernetes-validations"] as ValidationRule[] | undefined;
   if (rules && target) {
-    out["x-kubernetes-validations"] = rules.map((rule) => changeJudged(rule, target));
+    const entry = (target === "list" ? schema.items : values) as Record<string, unknown>;
+    const entries = target !== "object" && !boundedScalar(entry) ? "unbounded" : "comparable";
+    out["x-kubernetes-validations"] = rules.map((rule) =>
+      keep(rule) ? rule : changeJudged(rule, target, entries)
+    );
   }
   return out;
+}
+
+/** Whether values of `schema` cost the API server little to compare: bounded scalars. */
+function boundedScalar(schema: Record<string, unknown> | undefined): boolean {
+  if (!schema || typeof schema !== "object") return false;
+  switch (schema.type) {
+    case "integer":
+    case "number":
+    case "boolean":
+      return true;
+    case "string":
+      return typeof schema.maxLength === "number" && schema.maxLength <= 4096;
+    default:
+      return false;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@
  * the change it makes (`change_judged_rules.ts`), so that a rule added later never strands an
  * object stored before it.
  */
-import { changeJudged, changeJudgedSchema } from "./change_judged_rules.ts";
+import { changeJudgedSchema } from "./change_judged_rules.ts";
 import type { Unstructured } from "./object.ts";
 import type { Resource } from "./resource.ts";
 
@@ -42,6 +42,12 @@ export interface CrdOptions {
   columns?: PrinterColumn[];
   /** CEL rules on the whole object (they may read `self.metadata.name`). */
   validations?: { rule: string; message: string }[];
+  /**
+   * Whether CEL rules on objects, maps and lists judge the change an update makes (default true:
+   * see `change_judged_rules.ts`), so that a rule added later never strands an object stored
+   * before it. False keeps every rule as written (each is then judged on the state it sees).
+   */
+  judgeChanges?: boolean;
   /**
    * Older names of the version, still served with the same schema (no conversion needed), each
    * with the warning kubectl prints when it is used. The resource's own version is the one
@@ -117,7 +123,12 @@ export function customResourceDefinition(resource: Resource, options: CrdOptions
     subresources: { status: {} },
   };
   if (options.columns) version.additionalPrinterColumns = options.columns;
-  version.schema = { openAPIV3Schema: changeJudgedSchema(root) };
+  // The rule that refuses an entry without a value stays as it is: no object can be stored with
+  // one (they are dropped, or refused by it), so nothing stored can break it.
+  const judged = options.judgeChanges === false
+    ? root
+    : changeJudgedSchema(root, (rule) => rule.rule === NO_NULL_VALUES_RULE);
+  version.schema = { openAPIV3Schema: judged };
   const aliases = (options.deprecatedAliases ?? []).map((
     { version: name, deprecationWarning },
   ) => ({
@@ -235,6 +246,5 @@ export function refusesNullValues(schema: OpenApiSchema): boolean {
   const rules = (schema as { "x-kubernetes-validations"?: { rule?: string }[] })[
     "x-kubernetes-validations"
   ];
-  const judged = changeJudged({ rule: NO_NULL_VALUES_RULE }, "map").rule;
-  return rules?.some((r) => r.rule === NO_NULL_VALUES_RULE || r.rule === judged) ?? false;
+  return rules?.some((r) => r.rule === NO_NULL_VALUES_RULE) ?? false;
 }

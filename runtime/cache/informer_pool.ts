@@ -121,6 +121,9 @@ class ScopedCache<T extends KubeObject> implements CacheReader<T> {
   }
 }
 
+/** What the pool's readers use of it (a controller, its applier): caches, informers, changes. */
+export type PoolReader = Pick<InformerPool, "cache" | "informers" | "onChange">;
+
 export class InformerPool {
   readonly #client: KubeClient;
   readonly #options: InformerPoolOptions;

@@ -39,7 +39,7 @@ import {
   foreignFields,
   removalPatch,
 } from "./foreign_fields.ts";
-import type { InformerPool } from "../cache/mod.ts";
+import type { PoolReader } from "../cache/mod.ts";
 import { childProblem, controllerOf, ownershipOf } from "./ownership.ts";
 import {
   type ChildProblem,
@@ -58,7 +58,7 @@ export interface ApplierDeps {
   for: Resource;
   owns: OwnedKind[];
   client: KubeClient;
-  pool: InformerPool;
+  pool: PoolReader;
   events: EventRecorder;
   metrics: ControllerMetrics;
   guard: WriteLoopGuard;

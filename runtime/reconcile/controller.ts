@@ -1,32 +1,15 @@
 /**
- * Runs one plugin: turns informer changes into queue keys, runs reconciles on workers, and hands
- * each Outcome to the applier, which writes only what differs and only what the parent controls.
- * What happens after a visit is decided by `nextStep` (next_step.ts); this carries it out.
+ * Runs one plugin: its changes become queue keys with their causes (change_routes.ts), workers take
+ * the keys, a visit looks and writes (visitor.ts), and what happens after it is decided by
+ * `nextStep` (next_step.ts) and carried out here: the queue, the bookkeeping, metrics, logs and
+ * Events. Each per-key store is a unit of its own (blocked names, finalized versions, parked keys,
+ * news of a visit, quarantine).
  */
 import type { KubeClient } from "../../kube/client.ts";
-import { isApiError } from "../../kube/errors.ts";
-import type { KubeObject, Stored } from "../../kube/object.ts";
-import {
-  type ObjectRef,
-  objectRef,
-  ownerRefOf,
-  parseRefKey,
-  refKey,
-  refTo,
-} from "../../kube/object_ref.ts";
-import { apiVersionOf, type Resource } from "../../kube/resource.ts";
-import type { WriteFence } from "../../kube/write_fence.ts";
+import type { KubeObject } from "../../kube/object.ts";
+import { type ObjectRef, objectRef, parseRefKey, refKey } from "../../kube/object_ref.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
-import {
-  type CacheReader,
-  type Informer,
-  type InformerPool,
-  relevantChange,
-  StaleCacheError,
-  type StoreChange,
-  strictObject,
-  strictReader,
-} from "../cache/mod.ts";
+import type { PoolReader } from "../cache/mod.ts";
 import {
   causeOf,
   type EventRecorder,
@@ -34,14 +17,7 @@ import {
   type ProbeChecks,
   WarningThrottle,
 } from "../observe/mod.ts";
-import {
-  declaredReads,
-  type Outcome,
-  ownedKinds,
-  PermanentError,
-  type Plugin,
-  type ReconcileContext,
-} from "../plugin/mod.ts";
+import { ownedKinds, type Plugin } from "../plugin/mod.ts";
 import {
   clearQuarantine,
   inProcessRunner,
@@ -51,23 +27,30 @@ import {
   ReconcileTimeoutError,
   reportQuarantine,
   VisitDeadline,
-  whenReady,
   WorkerInterruptedError,
 } from "../isolation/mod.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
+import { BlockedNames } from "./blocked_names.ts";
+import { type Cause, cause } from "./cause.ts";
+import { routeChanges } from "./change_routes.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
-import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
-import { messageOf, nextStep, type Step, type Visit } from "./next_step.ts";
-import { WorkQueue } from "./work_queue.ts";
+import { FinalizedVersions } from "./finalized_versions.ts";
+import type { KeyClaims } from "./key_claims.ts";
+import { messageOf, nextStep, type Step } from "./next_step.ts";
+import { ParkedKeys } from "./parked_keys.ts";
+import { PluginView } from "./plugin_view.ts";
+import { versionOf, VisitNews } from "./visit_news.ts";
+import { type Visited, Visitor } from "./visitor.ts";
+import { type Taken, WorkQueue } from "./work_queue.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
   /** Whose runtime this is: its field managers, labels, annotations and default finalizers. */
   operator: OperatorIdentity;
   client: KubeClient;
-  pool: InformerPool;
+  pool: PoolReader;
   metrics: ControllerMetrics;
   events: EventRecorder;
   log: Logger;
@@ -94,39 +77,8 @@ export interface ControllerDeps {
   strictReads?: boolean;
 }
 
-/** Who may reconcile which object now, when replicas split the keys (runtime/shards/). */
-export interface KeyClaims {
-  /**
-   * The right to reconcile the object with `uid` now, or undefined when it is another
-   * replica's (or nobody's yet). Released when the visit ends.
-   */
-  claim(uid: string): KeyClaim | undefined;
-}
-
-/** The right to reconcile one key, for the shard it belongs to. */
-export interface KeyClaim {
-  /** The shard: caches of other shards do not hold this key's world. */
-  shard: number;
-  /** Every write of the visit passes it (the shard's lease is surely held). */
-  fence: WriteFence;
-  /** Aborts when the shard is lost (or its hand-over stops waiting). */
-  signal: AbortSignal;
-  release(): void;
-}
-
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
 export const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
-
-/** A visit, with what the step after it needs. */
-interface Visited<T extends KubeObject> {
-  visit: Visit;
-  /** The object, when it was there. */
-  object?: Stored<T>;
-  /** The caches to wait for, when the step parks the key. */
-  behind?: Informer[];
-  /** The finalizer, for the line that says it was removed. */
-  finalizer?: string;
-}
 
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
@@ -134,37 +86,26 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
   readonly #warnings: WarningThrottle;
-  readonly #applier: Applier;
-  /** Names taken by objects we do not control (`refKey`), and the parents (keys) that want them. */
-  readonly #blocked = new Map<string, Set<string>>();
+  readonly #visitor: Visitor<T>;
+  /** Names taken by objects we do not control, and the parents that want them. */
+  readonly #blocked = new BlockedNames();
   /** Delays before looking again at a parent whose children were refused: 30 s doubling to 10 min. */
   readonly #refusals = new KeyedBackoff(30_000, 600_000);
-  #queue?: WorkQueue;
-  /**
-   * The versions (by key) whose finalizer we removed: until the cache has caught up with that
-   * write, the object it still shows is one we have finalized already.
-   */
-  readonly #finalized = new Map<string, { uid?: string; resourceVersion?: string }>();
-  /** Why the controller stopped while it should run, if it did. */
-  #failure?: string;
-  /** The caches of every kind the plugin declared: its reconciles are decided from them. */
-  readonly #reads: Informer[];
-  /** Keys put aside until a cache that was behind has listed again, by that cache. */
-  readonly #parked = new Map<Informer, Set<string>>();
+  /** The versions whose finalizer we removed, until the cache has caught up. */
+  readonly #finalized = new FinalizedVersions();
+  /** Keys put aside until a cache that was behind has listed again. */
+  readonly #parked = new ParkedKeys((key) => this.#queue?.add(key, cause("relisted")));
+  /** Children that appear while their parent is visited. */
+  readonly #news = new VisitNews();
   /** Where the plugin's code runs. */
   readonly #runner: PluginRunner;
   /** Keys put aside after reconciles that kept passing their deadline. */
   readonly #quarantine = new Quarantine();
   /** Keys whose object carries our quarantine condition, to take it off once a visit works. */
   readonly #conditioned = new Set<string>();
-  /**
-   * The parents being visited, with the children that appeared meanwhile and the children the
-   * visit made as it wanted them (uid and resourceVersion each). A child the visit made itself is
-   * no news to its parent (at 10,000 parents, one visit in five of the plugins that make
-   * children); whether one that appears is, is known only once the create's answer is in, which
-   * the watch often beats: so their parent's next visit is decided when this one ends.
-   */
-  readonly #visiting = new Map<string, { appeared: string[]; made: string[] }>();
+  #queue?: WorkQueue;
+  /** Why the controller stopped while it should run, if it did. */
+  #failure?: string;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
@@ -174,7 +115,8 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#warnings = new WarningThrottle(this.#log);
     this.#runner = deps.runner ?? inProcessRunner(plugin);
     const owned = ownedKinds(plugin);
-    this.#applier = new Applier({
+    const view = new PluginView(plugin as Plugin, deps.strictReads);
+    const applier = new Applier({
       name: plugin.name,
       operator: deps.operator,
       for: plugin.for,
@@ -185,90 +127,50 @@ export class Controller<T extends KubeObject = KubeObject> {
       metrics: deps.metrics,
       guard: deps.guard,
       childLabels: deps.childLabels,
-      created: (parent, child) => this.#visiting.get(refKey(parent))?.made.push(versionOf(child)),
+      created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
     });
-    const { pool } = deps;
-    // Before anything else asks for them: the first use decides whether they are skipped.
-    for (const watch of plugin.watches ?? []) {
-      if (watch.optional) pool.informers(watch.resource, { optional: true });
-    }
-    // An update that changed nothing the plugin reads (nor what the runtime acts on) visits no
-    // one: most updates are statuses written by other controllers and plugins.
-    const seen = (resource: Resource) => {
-      const relevant = relevantChange(declaredReads(plugin, resource));
-      return (change: StoreChange<KubeObject>) =>
-        change.type !== "updated" || relevant(change.old, change.object);
-    };
-    // Every object the caches hold came from the API server: it is stored, named and with a uid.
-    const ownSeen = seen(plugin.for);
-    pool.onChange<Stored<T>>(plugin.for, (change) => {
-      const key = this.#keyOf(change.object);
-      if (change.type === "deleted") this.#finalized.delete(key);
-      if (!ownSeen(change)) return;
-      // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
-      const deleting = change.type === "updated" && plugin.finalize &&
-        !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
-      if (deleting) return this.#enqueue(key);
-      whenReady(
-        () => this.#runner.filter(change),
-        (pass) => pass && this.#enqueue(key),
-        (error) => this.#log.error("filter of {object} failed: {error}", { object: key, error }),
-      );
-    });
-    for (const { resource } of owned) {
-      const childSeen = seen(resource);
-      pool.onChange(resource, (change) => {
-        if (childSeen(change)) this.#enqueueOwner(change);
-        this.#enqueueBlocked(resource, change.object);
-      });
-    }
     const related = [
       ...owned.map((o) => o.resource),
       ...(plugin.watches ?? []).map((w) => w.resource),
     ];
-    for (const resource of related) {
-      for (const informer of pool.informers(resource)) {
-        // When a kind (CRD) appears or goes, every object must be looked at again.
-        informer.onServedChange(() => this.enqueueAll());
-      }
-    }
-    this.#reads = [plugin.for, ...related].flatMap((resource) => pool.informers(resource));
-    for (const [index, watch] of (plugin.watches ?? []).entries()) {
-      const context = {
-        cache: <R extends KubeObject, N extends boolean>(resource: Resource<R, N>) =>
-          this.#reader(resource, pool.cache(resource)),
-      };
-      const failed = (error: unknown) =>
-        this.#log.error("watch mapping of {kind} failed: {error}", {
-          kind: watch.resource.kind,
-          error,
-        });
-      const map = (object: Stored<KubeObject>) =>
-        whenReady(() => this.#runner.map(index, object, context), (refs) => {
-          for (const at of refs) this.#enqueue(refKey(refTo(plugin.for, at)));
-        }, failed);
-      const watchSeen = seen(watch.resource);
-      pool.onChange<Stored<KubeObject>>(watch.resource, (raw) => {
-        if (!watchSeen(raw)) return;
-        const change = this.#strictChange(watch.resource, raw);
-        whenReady(() => this.#runner.watchFilter(index, change), (pass) => {
-          if (!pass) return;
-          if (change.type === "updated") map(change.old);
-          map(change.object);
-        }, failed);
-      });
-    }
-    // Another plugin could not write one of our objects' children: its status may say so.
-    deps.problems.onChange((parent, by) => {
-      const ours = parent.kind === plugin.for.kind && parent.group === plugin.for.group;
-      if (ours && by !== plugin.name) this.#enqueue(refKey(parent));
+    routeChanges(plugin as Plugin, {
+      pool: deps.pool,
+      runner: this.#runner,
+      view,
+      problems: deps.problems,
+      blocked: this.#blocked,
+      news: this.#news,
+      log: this.#log,
+    }, {
+      enqueue: (key, because) => this.#enqueue(key, because),
+      enqueueAll: (because) => this.enqueueAll(because),
+      gone: (key) => this.#finalized.forget(key),
+    });
+    this.#visitor = new Visitor(plugin, {
+      operator: deps.operator,
+      client: deps.client,
+      pool: deps.pool,
+      events: deps.events,
+      metrics: deps.metrics,
+      problems: deps.problems,
+      runner: this.#runner,
+      applier,
+      view,
+      blocked: this.#blocked,
+      finalized: this.#finalized,
+      reads: [plugin.for, ...related].flatMap((resource) => deps.pool.informers(resource)),
+      claims: deps.claims,
+      log: this.#log,
     });
   }
 
-  /** Queues every cached object of the plugin's kind (start of leadership, resync), now. */
-  enqueueAll(): void {
+  /**
+   * Queues every cached object of the plugin's kind now, as bulk work unless `because` says
+   * otherwise: this replica began to lead (`start`), the periodic `resync`, a `shard` taken.
+   */
+  enqueueAll(because: Cause = cause("start")): void {
     for (const object of this.#deps.pool.cache(this.plugin.for).list()) {
-      this.#queue?.add(this.#keyOf(object));
+      this.#queue?.add(this.#keyOf(object), because);
     }
   }
 
@@ -303,7 +205,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);
     metrics.reconcileTimeouts.inc({ controller: this.name }, 0);
-    this.enqueueAll();
+    this.enqueueAll(cause("start"));
     const shutDown = () => queue.shutDown();
     stop.addEventListener("abort", shutDown, { once: true });
     if (stop.aborted) shutDown();
@@ -314,73 +216,27 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#log.info("stopped");
   }
 
-  /** The cache of `resource` as the plugin may read it (strictly, in tests). */
-  #reader<R extends KubeObject, N extends boolean>(
-    resource: Resource<R, N>,
-    reader: CacheReader<R, N>,
-  ): CacheReader<R, N> {
-    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
-    if (!fields) return reader;
-    return strictReader(reader, { plugin: this.name, kind: resource.kind, projection: { fields } });
-  }
-
-  /** An object of `resource` as the plugin may read it (strictly, in tests). */
-  #strict<O extends KubeObject>(resource: Resource, object: O): O {
-    const fields = this.#deps.strictReads && declaredReads(this.plugin, resource);
-    if (!fields) return object;
-    return strictObject(object, { plugin: this.name, kind: resource.kind, projection: { fields } });
-  }
-
-  /** A change of a watched kind as the plugin may read it. */
-  #strictChange<O extends KubeObject>(resource: Resource, change: StoreChange<O>): StoreChange<O> {
-    if (!this.#deps.strictReads || !declaredReads(this.plugin, resource)) return change;
-    const view = (object: O) => this.#strict(resource, object);
-    return change.type === "updated"
-      ? { type: "updated", object: view(change.object), old: view(change.old) }
-      : { type: change.type, object: view(change.object) };
-  }
-
   /** The queue key of an object of the plugin's kind. */
   #keyOf(object: KubeObject): string {
     return refKey(objectRef(this.plugin.for, object));
   }
 
   /** A change concerns `key`: visit it, after the plugin's debounce. */
-  #enqueue(key: string): void {
+  #enqueue(key: string, because: Cause): void {
     const debounce = this.plugin.debounceMs ?? 0;
-    if (debounce > 0) this.#queue?.addAfter(key, debounce);
-    else this.#queue?.add(key);
-  }
-
-  #enqueueOwner(change: StoreChange<KubeObject>): void {
-    const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
-    for (const object of objects) {
-      for (const key of controllerKeys(object, this.plugin.for)) {
-        const visit = change.type === "added" ? this.#visiting.get(key) : undefined;
-        if (visit) visit.appeared.push(versionOf(object));
-        else this.#enqueue(key);
-      }
-    }
-  }
-
-  /** An object in the way of some parent changed or went: those parents look again. */
-  #enqueueBlocked(resource: Resource, object: KubeObject): void {
-    const id = refKey(objectRef(resource, object));
-    const parents = this.#blocked.get(id);
-    if (!parents) return;
-    this.#blocked.delete(id);
-    for (const parent of parents) this.#enqueue(parent);
+    if (debounce > 0) this.#queue?.addAfter(key, debounce, because);
+    else this.#queue?.add(key, because);
   }
 
   /** Takes keys until the queue shuts down. An error escaping a reconcile's handling ends it. */
   async #worker(queue: WorkQueue, abort: AbortSignal): Promise<void> {
     for (;;) {
-      const key = await queue.get();
-      if (key === undefined) return;
+      const taken = await queue.get();
+      if (taken === undefined) return;
       const labels = { controller: this.name };
       this.#deps.metrics.activeWorkers.inc(labels);
       try {
-        await this.#process(queue, key, abort);
+        await this.#process(queue, taken, abort);
       } catch (error) {
         // A bug in the machinery, not a plugin's failure (those are caught and retried): say so,
         // and let /healthz fail so the process is restarted.
@@ -389,13 +245,14 @@ export class Controller<T extends KubeObject = KubeObject> {
         return;
       } finally {
         this.#deps.metrics.activeWorkers.dec(labels);
-        queue.done(key);
+        queue.done(taken.key);
       }
     }
   }
 
-  /** One visit of `key`: look, decide (`nextStep`), carry it out. */
-  async #process(queue: WorkQueue, key: string, abort: AbortSignal): Promise<void> {
+  /** One visit of a key: look, decide (`nextStep`), carry it out. */
+  async #process(queue: WorkQueue, taken: Taken, abort: AbortSignal): Promise<void> {
+    const { key } = taken;
     const parent = parseRefKey(key);
     const started = performance.now();
     const current = this.#deps.pool.cache(this.plugin.for).get(parent.namespace, parent.name);
@@ -405,22 +262,22 @@ export class Controller<T extends KubeObject = KubeObject> {
         DEFAULT_RECONCILE_TIMEOUT_MS,
       abort,
     );
-    let visited;
-    const news = { appeared: [] as string[], made: [] as string[] };
-    this.#visiting.set(key, news);
+    let visited: Visited<T>;
+    this.#news.begin(key);
     try {
-      visited = await this.#visit(parent, key, deadline);
+      visited = await this.#visitor.visit(parent, key, deadline);
     } finally {
       deadline.end();
-      this.#visiting.delete(key);
       // Children that appeared meanwhile, other than the ones it made as it wanted them.
-      if (news.appeared.some((version) => !news.made.includes(version))) this.#enqueue(key);
+      if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "created" }));
     }
     const error = "error" in visited.visit ? visited.visit.error : undefined;
     // Its Worker was ended by another key's visit: this one did nothing wrong, and goes again.
-    if (error instanceof WorkerInterruptedError) return queue.add(key);
+    if (error instanceof WorkerInterruptedError) {
+      return queue.add(key, { ...cause("retry"), priority: taken.priority });
+    }
     const step = nextStep(visited.visit);
-    this.#carryOut(step, { queue, key, parent, visited });
+    this.#carryOut(step, { queue, taken, parent, visited });
     if (error instanceof ReconcileTimeoutError) this.#timedOut(queue, key, visited.object, error);
     else if (visited.visit.kind !== "behind") this.#finishedInTime(key, visited.object);
     if (step.result) {
@@ -433,198 +290,25 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
-  /**
-   * Looks at the caches and the object, and runs the plugin's `reconcile` (or `finalize`) with
-   * the applier behind it. Never throws for what the plugin or the API server did: that is the
-   * visit's outcome.
-   */
-  async #visit(parent: ObjectRef, key: string, deadline: VisitDeadline): Promise<Visited<T>> {
-    const { pool, claims } = this.#deps;
-    // Nothing is decided from a cache that may have missed changes (a parent deleted during an
-    // outage, whose children would be made again): the key waits until it has listed again.
-    const object = pool.cache(this.plugin.for).get(parent.namespace, parent.name);
-    if (!object) {
-      const behind = this.#reads.filter((informer) => !informer.fresh);
-      if (behind.length) return { visit: { kind: "behind" }, behind };
-      return { visit: { kind: "gone" } };
-    }
-    const claim = claims?.claim(object.metadata.uid);
-    if (claims && !claim) return { visit: { kind: "elsewhere" } };
-    try {
-      return await this.#visitClaimed(object, parent, key, deadline, claim);
-    } finally {
-      claim?.release();
-    }
-  }
-
-  /** A visit of an object this replica may reconcile now (its shard's, with a ring). */
-  async #visitClaimed(
-    object: Stored<T>,
-    parent: ObjectRef,
-    key: string,
-    deadline: VisitDeadline,
-    claim: KeyClaim | undefined,
-  ): Promise<Visited<T>> {
-    const { pool, events, metrics, problems } = this.#deps;
-    // The caches of other shards hold none of this key's world.
-    const mine = (informer: Informer) =>
-      informer.shard === undefined || informer.shard === claim?.shard;
-    const reads = this.#reads.filter(mine);
-    const behind = reads.filter((informer) => !informer.fresh);
-    if (behind.length) return { visit: { kind: "behind" }, behind };
-    // A shard lost or handed over: the visit's writes are refused at once, and its signal aborts
-    // as on lost leadership.
-    const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
-    if (claim) deadline.follow(claim.signal);
-    const finalizer = this.plugin.finalize
-      ? finalizerOf(this.plugin, this.#deps.operator)
-      : undefined;
-    const deleting = !!object.metadata.deletionTimestamp;
-    const finalizing = deleting && !!finalizer &&
-      hasFinalizer(object, this.plugin, this.#deps.operator);
-    if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
-    const fresh = freshnessFence(reads);
-    // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
-    const writer = client.fenced(fresh.fence).fenced(deadline.fence);
-    const context: ReconcileContext = {
-      client: writer,
-      cache: (resource) => {
-        // A kind read on demand: its writes wait for its cache as much as for the declared ones.
-        for (const informer of pool.informers(resource).filter(mine)) fresh.read(informer);
-        return this.#reader(resource, pool.cache(resource));
-      },
-      installed: (resource) => pool.informers(resource).every((i) => i.installed),
-      problems: () => problems.get(parent),
-      log: this.#log.with({ object: key }),
-      events,
-      metrics: metrics.registry,
-      signal: deadline.signal,
-    };
-    const visited = (visit: Visit): Visited<T> => ({
-      visit,
-      object,
-      finalizer,
-      behind: visit.kind === "failed" && visit.error instanceof StaleCacheError
-        ? [visit.error.informer]
-        : undefined,
-    });
-    if (finalizing) return visited(await this.#finalize(key, object, context, client, deadline));
-    try {
-      return visited(
-        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline),
-      );
-    } catch (error) {
-      const cancelled = deadline.signal.aborted && !deadline.expired;
-      return visited({ kind: "failed", error, cancelled });
-    }
-  }
-
-  /**
-   * Deletion has started and our finalizer holds the object: the plugin cleans up, then the
-   * finalizer goes and the object with it.
-   */
-  async #finalize(
-    key: string,
-    object: Stored<T>,
-    context: ReconcileContext,
-    client: KubeClient,
-    deadline: VisitDeadline,
-  ): Promise<Visit> {
-    const { uid, resourceVersion } = object.metadata;
-    const done = this.#finalized.get(key);
-    // Woken (say, by a change its own finalize made) before the cache saw the finalizer go: the
-    // object is leaving, and finalizing it again would repeat the cleanup.
-    if (done?.uid === uid && done?.resourceVersion === resourceVersion) {
-      return { kind: "finalized-already" };
-    }
-    try {
-      await this.#runner.finalize(this.#strict(this.plugin.for, object), context, deadline);
-      try {
-        await setFinalizer(client, this.plugin.for, object, this.plugin, this.#deps.operator, {
-          present: false,
-          signal: context.signal,
-        });
-      } catch (error) {
-        // Gone already: the finalizer was removed meanwhile (by hand, or by a former leader).
-        if (!isApiError(error, 404)) throw error;
-      }
-      this.#finalized.set(key, { uid, resourceVersion });
-      return { kind: "finalized" };
-    } catch (error) {
-      const cancelled = context.signal.aborted && !deadline.expired;
-      return { kind: "finalize-failed", error, cancelled };
-    }
-  }
-
-  /** The plugin's reconcile, and its Outcome made true. */
-  async #reconcile(
-    parent: ObjectRef,
-    key: string,
-    object: Stored<T>,
-    finalizer: string | undefined,
-    context: ReconcileContext,
-    writer: KubeClient,
-    deadline: VisitDeadline,
-  ): Promise<Visit> {
-    const { problems } = this.#deps;
-    const { signal, log } = context;
-    if (finalizer && !hasFinalizer(object, this.plugin, this.#deps.operator)) {
-      // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, this.plugin.for, object, this.plugin, this.#deps.operator, {
-        present: true,
-        signal,
-      });
-      log.debug("added finalizer {finalizer}", { finalizer });
-    }
-    const outcome: Outcome =
-      (await this.#runner.reconcile(this.#strict(this.plugin.for, object), context, deadline)) ??
-        {};
-    const applier = this.#applier.using(writer);
-    let pausedForMs: number | undefined;
-    if (outcome.children) {
-      const applied = await applier.applyChildren(object, outcome.children, signal, log);
-      problems.set(parent, this.name, applied.problems);
-      for (const id of applied.blocked) {
-        this.#blocked.set(id, (this.#blocked.get(id) ?? new Set<string>()).add(key));
-      }
-      pausedForMs = applied.retryInMs;
-      const refused = applied.problems.some((p) => p.reason !== "WriteLoopDetected");
-      if (refused && pausedForMs === undefined) return { kind: "refused" };
-    }
-    if (outcome.status) {
-      if (this.plugin.writesStatus === false) {
-        throw new PermanentError(
-          `plugin ${this.name} returned a status but declares writesStatus: false`,
-          { reason: "UndeclaredStatus" },
-        );
-      }
-      const status = await applier.applyStatus(object, outcome.status, signal);
-      pausedForMs = Math.min(pausedForMs ?? Infinity, status.retryInMs ?? Infinity);
-    }
-    return {
-      kind: "reconciled",
-      requeueAfterMs: outcome.requeueAfterMs,
-      pausedForMs: Number.isFinite(pausedForMs) ? pausedForMs : undefined,
-      returnedChildren: outcome.children !== undefined,
-    };
-  }
-
   /** Carries `step` out: the queue, the bookkeeping, the error counts, the log line, the Event. */
   #carryOut(
     step: Step,
-    at: { queue: WorkQueue; key: string; parent: ObjectRef; visited: Visited<T> },
+    at: { queue: WorkQueue; taken: Taken; parent: ObjectRef; visited: Visited<T> },
   ): void {
-    const { queue, key, parent, visited } = at;
+    const { queue, taken: { key, priority }, parent, visited } = at;
     const { metrics, events } = this.#deps;
     if (step.forget) queue.forget(key);
     if (step.forgetRefusals) this.#refusals.forget(key);
     if (step.cleanUp) this.#cleanUp(parent, key);
     let delay: number | undefined;
     const requeue = step.requeue;
-    if (requeue && "afterMs" in requeue) queue.addAfter(key, delay = requeue.afterMs);
-    else if (requeue && "park" in requeue) this.#park(key, visited.behind ?? []);
-    else if (requeue?.backoff === "failure") delay = queue.addRateLimited(key);
-    else if (requeue?.backoff === "refusal") queue.addAfter(key, this.#refusals.next(key));
+    // A retry waits in the lane its visit waited in; a visit asked for later is bulk work.
+    const retry = { ...cause("retry"), priority };
+    if (requeue && "afterMs" in requeue) {
+      queue.addAfter(key, delay = requeue.afterMs, cause("requeue"));
+    } else if (requeue && "park" in requeue) this.#park(key, visited);
+    else if (requeue?.backoff === "failure") delay = queue.addRateLimited(key, retry);
+    else if (requeue?.backoff === "refusal") queue.addAfter(key, this.#refusals.next(key), retry);
     if (step.errors) {
       const labels = { controller: this.name };
       metrics.reconcileErrors.inc(labels);
@@ -689,9 +373,7 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#deps.guard.forget(this.name, parent);
     // Nor is it waiting for anything any more: no backoff kept, no object in its way.
     this.#refusals.forget(key);
-    for (const [id, parents] of this.#blocked) {
-      if (parents.delete(key) && !parents.size) this.#blocked.delete(id);
-    }
+    this.#blocked.forget(key);
     this.#quarantine.release(key);
     this.#conditioned.delete(key);
     try {
@@ -704,67 +386,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
-  /**
-   * Puts `key` aside until every cache in `behind` has listed again; then it is visited anew.
-   * Not a failure: no backoff, no error counted, nothing written.
-   */
-  #park(key: string, behind: Informer[]): void {
+  /** Puts `key` aside until every cache its visit found behind has listed again. */
+  #park(key: string, visited: Visited<T>): void {
+    const behind = visited.behind ?? [];
     this.#log.debug("{object} waits for the cache of {kinds} to list again", {
       object: key,
       kinds: [...new Set(behind.map((i) => i.resource.kind))].join(", "),
     });
-    for (const informer of behind) {
-      let keys = this.#parked.get(informer);
-      if (!keys) {
-        keys = new Set();
-        this.#parked.set(informer, keys);
-        const parked = keys;
-        informer.whenFresh().then(() => {
-          this.#parked.delete(informer);
-          for (const parkedKey of parked) this.#queue?.add(parkedKey);
-        });
-      }
-      keys.add(key);
-    }
+    this.#parked.park(key, behind);
   }
-}
-
-/**
- * The queue keys of the objects of `kind` that control `object` (by its controller owner
- * reference, of that kind and API version): a change of a child reconciles its parent.
- */
-export function controllerKeys(object: KubeObject, kind: Resource): string[] {
-  const namespace = kind.namespaced ? object.metadata?.namespace : undefined;
-  return (object.metadata?.ownerReferences ?? [])
-    .filter((ref) =>
-      ref.controller && ref.kind === kind.kind && ref.apiVersion === apiVersionOf(kind)
-    )
-    .map((ref) => refKey(ownerRefOf(ref, namespace)));
-}
-
-/** What the fence needs of a cache. */
-type Freshness = Pick<Informer, "fresh" | "epoch">;
-
-/**
- * The write fence of one reconcile: every cache it read (the declared ones at once, others as
- * they are read) must be fresh and not have fallen behind since, right before each write leaves.
- */
-export function freshnessFence(
-  declared: Freshness[],
-): { fence: () => void; read: (informer: Freshness) => void } {
-  const epochs = new Map(declared.map((informer) => [informer, informer.epoch]));
-  return {
-    read: (informer) => {
-      if (!epochs.has(informer)) epochs.set(informer, informer.epoch);
-    },
-    fence: () => {
-      for (const [informer, epoch] of epochs) {
-        if (!informer.fresh || informer.epoch !== epoch) {
-          throw new StaleCacheError(informer as Informer);
-        }
-      }
-    },
-  };
 }
 
 /**
@@ -785,9 +415,4 @@ export function controllerChecks(
       },
     },
   };
-}
-
-/** An object's identity at one version. */
-function versionOf(object: KubeObject): string {
-  return `${object.metadata?.uid}@${object.metadata?.resourceVersion}`;
 }

@@ -1,8 +1,20 @@
 import { expect } from "expect";
+import type { KubeClient } from "../../kube/client.ts";
 import { CONFIG_MAP, NODE } from "../../kube/kinds.ts";
+import type { KubeObject } from "../../kube/object.ts";
+import type { Resource } from "../../kube/resource.ts";
+import { PTEMPLATE_OPERATOR } from "../identity/mod.ts";
+import { log, Registry } from "../observe/mod.ts";
+import { definePlugin, type Plugin } from "../plugin/mod.ts";
+import { ChildProblems } from "./child_problems.ts";
+import { Controller } from "./controller.ts";
+import { ControllerMetrics } from "./controller_metrics.ts";
+import { FakePool } from "./testdata/fake_pool.ts";
+import { WriteLoopGuard } from "./write_loop_guard.ts";
 import type { Informer } from "../cache/mod.ts";
 import { StaleCacheError } from "../cache/mod.ts";
-import { controllerKeys, freshnessFence } from "./controller.ts";
+import { controllerKeys } from "./change_routes.ts";
+import { freshnessFence } from "./visitor.ts";
 
 const PARENT = {
   group: "x.example.com",
@@ -54,4 +66,174 @@ Deno.test("the freshness fence refuses a write once a cache it read has fallen b
   expect(() => second.fence()).not.toThrow();
   later.fresh = false;
   expect(() => second.fence()).toThrow(/is behind the API server/);
+});
+
+// The controller itself, against caches held in memory (testdata/fake_pool.ts): what it visits,
+// in what order, and what it keeps about each key. A plugin here writes nothing, so no client is
+// needed; what the applier writes is tested against the real API server.
+
+const THING: Resource<ConfigMap, true> = { ...CONFIG_MAP, kind: "ConfigMap" };
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+/** A controller of `plugin` over a FakePool, running until the test ends. */
+function controllerOf(plugin: Plugin<ConfigMap>) {
+  const pool = new FakePool();
+  const events: string[] = [];
+  // Visits write nothing; a client is asked only to fence what it would write.
+  const client = { fenced: () => client } as unknown as KubeClient;
+  const controller = new Controller(plugin, {
+    operator: PTEMPLATE_OPERATOR,
+    client,
+    pool,
+    metrics: new ControllerMetrics(new Registry()),
+    events: { record: (_, event) => events.push(event.reason) },
+    log: log("controller-test"),
+    problems: new ChildProblems(),
+    guard: new WriteLoopGuard(),
+  });
+  const stop = new AbortController();
+  const abort = new AbortController();
+  const running = controller.run(stop.signal, abort.signal);
+  return {
+    controller,
+    pool,
+    events,
+    put: (name: string, data: Record<string, string> = {}, metadata = {}) =>
+      pool.put(THING, { metadata: { name, namespace: "ns", ...metadata }, data } as ConfigMap),
+    remove: (name: string) => pool.remove(THING, { metadata: { name, namespace: "ns" } }),
+    async stop() {
+      stop.abort();
+      await running;
+    },
+  };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+Deno.test("controller: a change visits its object; ten changes before a worker comes, one visit", async () => {
+  const visits: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const c = controllerOf(definePlugin({
+    name: "counter",
+    for: THING,
+    writesStatus: false,
+    reconcile: async (cm) => {
+      visits.push(`${cm.metadata.name}:${cm.data?.n}`);
+      if (cm.metadata.name === "hold") await gate;
+    },
+  }));
+  c.put("hold");
+  await settle();
+  // The one worker is busy: these pile up and fold into one visit with the latest state.
+  for (let n = 0; n < 10; n++) c.put("a", { n: String(n) });
+  release();
+  await settle();
+  expect(visits).toEqual(["hold:undefined", "a:9"]);
+  await c.stop();
+});
+
+Deno.test("controller: edits go before a start's backlog, which still drains", async () => {
+  const visits: string[] = [];
+  const c = controllerOf(definePlugin({
+    name: "slow",
+    for: THING,
+    writesStatus: false,
+    reconcile: async (cm) => {
+      visits.push(cm.metadata.name);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    },
+  }));
+  await c.stop();
+  // Objects already cached when it starts to lead: bulk work.
+  for (let i = 0; i < 30; i++) c.put(`old-${i}`);
+  const stop = new AbortController();
+  const running = c.controller.run(stop.signal, new AbortController().signal);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  c.put("edited", { changed: "yes" });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  stop.abort();
+  await running;
+  expect(visits.indexOf("edited")).toBeLessThan(5);
+  // Every bulk key was visited too.
+  expect(visits.filter((name) => name.startsWith("old-")).length).toBe(30);
+});
+
+Deno.test("controller: a failure is retried after its backoff; a requeue comes back", async () => {
+  let calls = 0;
+  const c = controllerOf(definePlugin({
+    name: "flaky",
+    for: THING,
+    writesStatus: false,
+    reconcile: () => {
+      calls++;
+      if (calls === 1) throw new Error("not yet");
+      if (calls === 2) return { requeueAfterMs: 10 };
+    },
+  }));
+  c.put("a");
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  expect(calls).toBe(3);
+  await c.stop();
+});
+
+Deno.test("controller: a deleted object's plugin is told, once", async () => {
+  const deleted: string[] = [];
+  const c = controllerOf(definePlugin({
+    name: "forgetful",
+    for: THING,
+    writesStatus: false,
+    reconcile: () => {},
+    onDeleted: (ref) => void deleted.push(ref.name),
+  }));
+  c.put("a");
+  await settle();
+  c.remove("a");
+  await settle();
+  expect(deleted).toEqual(["a"]);
+  await c.stop();
+});
+
+Deno.test("controller: a plugin's debounce folds a burst into one visit", async () => {
+  const visits: string[] = [];
+  const c = controllerOf(definePlugin({
+    name: "debounced",
+    for: THING,
+    writesStatus: false,
+    debounceMs: 30,
+    reconcile: (cm) => void visits.push(cm.data?.n ?? ""),
+  }));
+  for (let n = 0; n < 5; n++) c.put("a", { n: String(n) });
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  expect(visits).toEqual(["4"]);
+  await c.stop();
+});
+
+Deno.test("controller: reconciles that keep passing their deadline are put aside until a change", async () => {
+  let calls = 0;
+  const c = controllerOf(definePlugin({
+    name: "hangs",
+    for: THING,
+    writesStatus: false,
+    reconcileTimeoutMs: 5,
+    reconcile: async (cm) => {
+      calls++;
+      if (cm.data?.fixed !== "yes") await new Promise((resolve) => setTimeout(resolve, 30));
+    },
+  }));
+  c.put("a", {}, { generation: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  // Three in a row past the deadline, each an Event: then quarantined, and not visited again.
+  expect(calls).toBe(3);
+  expect(c.events).toEqual([
+    "ReconcileError",
+    "ReconcileError",
+    "ReconcileError",
+    "ReconcileQuarantined",
+  ]);
+  // A new generation releases it.
+  c.put("a", { fixed: "yes" }, { generation: 2 });
+  await settle();
+  expect(calls).toBe(4);
+  await c.stop();
 });

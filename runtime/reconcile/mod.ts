@@ -4,11 +4,13 @@
  * write-loop guard).
  */
 export * from "./applier.ts";
+export * from "./cause.ts";
 export * from "./child_problems.ts";
 export * from "./controller.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
 export * from "./finalizer.ts";
+export * from "./key_claims.ts";
 export * from "./foreign_fields.ts";
 export * from "./ownership.ts";
 export * from "./work_queue.ts";

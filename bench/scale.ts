@@ -147,7 +147,7 @@ function perPtemplate(metrics: string): Record<string, number> {
   const sums: Record<string, number> = {};
   const wanted: [RegExp, (labels: Record<string, string>) => string][] = [
     [/^controller_runtime_reconcile_total$/, (l) => `reconciles ${l.controller} ${l.result}`],
-    [/^workqueue_adds_total$/, (l) => `queue adds ${l.name}`],
+    [/^workqueue_adds_total$/, (l) => `queue adds ${l.name} ${l.priority}`],
     [/^rest_client_requests_total$/, (l) => `requests ${l.method} ${l.code}`],
   ];
   for (const line of metrics.split("\n")) {

@@ -24,6 +24,7 @@ import {
   type ServerLimits,
 } from "./observe/mod.ts";
 import {
+  cause,
   ChildProblems,
   Controller,
   controllerChecks,
@@ -495,7 +496,7 @@ export class Manager {
   /** Runs the controllers while this instance leads (at once, without leader election). */
   async #lead(signal: AbortSignal): Promise<void> {
     const resync = setInterval(
-      () => this.controllers.forEach((c) => c.enqueueAll()),
+      () => this.controllers.forEach((c) => c.enqueueAll(cause("resync"))),
       this.#options.resyncPeriodMs ?? 10 * 3600_000,
     );
     try {
@@ -520,7 +521,7 @@ export class Manager {
    */
   async #serveShards(ring: ShardRing, signal: AbortSignal): Promise<void> {
     const resync = setInterval(
-      () => this.controllers.forEach((c) => c.enqueueAll()),
+      () => this.controllers.forEach((c) => c.enqueueAll(cause("resync"))),
       this.#options.resyncPeriodMs ?? 10 * 3600_000,
     );
     this.#startControllers();
@@ -538,7 +539,7 @@ export class Manager {
     const parts = this.pool.all().filter((informer) => informer.shard === shard);
     Promise.all(parts.map((informer) => informer.whenFresh())).then(() => {
       if (this.pool.heldShards.includes(shard)) {
-        for (const controller of this.controllers) controller.enqueueAll();
+        for (const controller of this.controllers) controller.enqueueAll(cause("shard"));
       }
     });
   }

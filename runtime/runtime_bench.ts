@@ -23,7 +23,7 @@ Deno.bench(
     const queue = new WorkQueue();
     for (const key of KEYS) queue.add(key);
     for (const key of KEYS) queue.add(key);
-    for (let i = 0; i < KEYS.length; i++) queue.done((await queue.get())!);
+    for (let i = 0; i < KEYS.length; i++) queue.done((await queue.get())!.key);
   },
 );
 

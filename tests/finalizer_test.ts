@@ -80,7 +80,7 @@ await integrationTest("finalizers: deletion waits for finalize, which is retried
       }
       const metrics = operator.manager.registry.render();
       expect(metrics).toMatch(/^controller_runtime_active_workers\{controller="guestbook"\} 0$/m);
-      expect(metrics).toMatch(/^workqueue_depth\{name="guestbook"\} 0$/m);
+      expect(metrics).toMatch(/^workqueue_depth\{name="guestbook",priority="edit"\} 0$/m);
     });
   try {
     await step("the finalizer is on before a guest signs the book", async () => {

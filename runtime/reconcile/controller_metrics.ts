@@ -1,5 +1,10 @@
-/** The controller-runtime metric names people already graph (reconciles, workers, work queues). */
+/**
+ * The controller-runtime metric names people already graph (reconciles, workers, work queues). As
+ * with controller-runtime's priority queue, a queue's depth, adds and waits carry `priority`
+ * (`edit` or `bulk`, see cause.ts): sum over it for the queue as a whole.
+ */
 import { Counter, exponentialBuckets, Gauge, Histogram, type Registry } from "../observe/mod.ts";
+import type { Priority } from "./cause.ts";
 import type { QueueObserver, WorkQueue } from "./work_queue.ts";
 
 const RECONCILE_BUCKETS = [
@@ -96,11 +101,14 @@ export class ControllerMetrics {
       "Maximum number of concurrent reconciles per controller",
       ["controller"],
     );
-    this.queueDepth = registry.gauge("workqueue_depth", "Current depth of workqueue", ["name"]);
+    this.queueDepth = registry.gauge("workqueue_depth", "Current depth of workqueue", [
+      "name",
+      "priority",
+    ]);
     this.queueAdds = registry.counter(
       "workqueue_adds_total",
       "Total number of adds handled by workqueue",
-      ["name"],
+      ["name", "priority"],
     );
     this.queueRetries = registry.counter(
       "workqueue_retries_total",
@@ -110,7 +118,7 @@ export class ControllerMetrics {
     this.queueDuration = registry.histogram(
       "workqueue_queue_duration_seconds",
       "How long in seconds an item stays in workqueue before being requested",
-      ["name"],
+      ["name", "priority"],
       QUEUE_BUCKETS,
     );
     this.workDuration = registry.histogram(
@@ -164,14 +172,17 @@ export class ControllerMetrics {
   /** Hooks a work queue named `name` to the workqueue_* metrics. */
   queueObserver(name: string): QueueObserver {
     const labels = { name };
-    this.queueDepth.set(labels, 0);
-    this.queueAdds.inc(labels, 0);
+    const lane = (priority: Priority) => ({ name, priority });
+    for (const priority of ["edit", "bulk"] as const) {
+      this.queueDepth.set(lane(priority), 0);
+      this.queueAdds.inc(lane(priority), 0);
+    }
     this.queueRetries.inc(labels, 0);
     return {
-      depth: (depth) => this.queueDepth.set(labels, depth),
-      added: () => this.queueAdds.inc(labels),
+      depth: (depth, priority) => this.queueDepth.set(lane(priority), depth),
+      added: (priority) => this.queueAdds.inc(lane(priority)),
       retried: () => this.queueRetries.inc(labels),
-      waited: (seconds) => this.queueDuration.observe(labels, seconds),
+      waited: (seconds, priority) => this.queueDuration.observe(lane(priority), seconds),
       worked: (seconds) => this.workDuration.observe(labels, seconds),
     };
   }

@@ -1,16 +1,20 @@
 /**
  * The work queue of one controller: keys collapse while waiting, a key is never handed to two
- * workers at once, failures back off per key, and delayed visits keep the earliest time.
+ * workers at once, failures back off per key, delayed visits keep the earliest time, and edits go
+ * first: a key waits in the `edit` lane or the `bulk` lane (`cause.ts`), and bulk work (a start, a
+ * resync, a shard moving, requeues) never holds up what a person or a real change asked for, yet
+ * is never starved (one bulk key after every `EDITS_PER_BULK` edits while both wait).
  */
 import { KeyedBackoff } from "../../util/backoff.ts";
+import { type Cause, type Causes, type Priority, priorityOf, withCause } from "./cause.ts";
 
 /** What the queue reports, for the `workqueue_*` metrics. Every hook is optional. */
 export interface QueueObserver {
-  depth?(depth: number): void;
-  added?(): void;
+  depth?(depth: number, priority: Priority): void;
+  added?(priority: Priority): void;
   retried?(): void;
   /** Seconds a key waited between being added and handed to a worker. */
-  waited?(seconds: number): void;
+  waited?(seconds: number, priority: Priority): void;
   /** Seconds a worker held a key. */
   worked?(seconds: number): void;
 }
@@ -23,21 +27,51 @@ export interface WorkQueueOptions {
   observer?: QueueObserver;
 }
 
+/** A key handed to a worker, with why it was added. */
+export interface Taken {
+  key: string;
+  /** The lane it waited in: a retry of it keeps it. */
+  priority: Priority;
+  /** Every cause folded into this visit (the first ones, and how many more). */
+  causes: Causes;
+  /** Milliseconds it waited since it was first added. */
+  waitedMs: number;
+}
+
+/** Edits handed out in a row, while bulk keys wait, before one bulk key goes. */
+export const EDITS_PER_BULK = 7;
+
+/** One lane: keys in order (those from `head` on), some of which may have moved lanes since. */
+interface Lane {
+  keys: string[];
+  head: number;
+  /** Keys waiting in it now. */
+  size: number;
+}
+
 /**
- * Keys are strings (`namespace/name`). Level-based: the queue remembers only *that* a key needs
- * a visit, never why, so ten changes before a worker gets to it make one reconcile.
+ * Keys are strings (`namespace/name`). Level-based: however many changes come before a worker
+ * gets to a key, they make one reconcile, which is told every cause (the first ones, bounded).
  */
 export class WorkQueue {
-  /** Keys waiting for a worker, in order: those from `#head` on (shift() moves them all). */
-  readonly #queue: string[] = [];
-  #head = 0;
-  /** Keys that need a visit: waiting in #queue, or being processed and to be visited again. */
-  readonly #dirty = new Map<string, number>();
+  readonly #lanes: Record<Priority, Lane> = {
+    edit: { keys: [], head: 0, size: 0 },
+    bulk: { keys: [], head: 0, size: 0 },
+  };
+  /** Keys that need a visit: waiting in a lane, or being processed and to be visited again. */
+  readonly #dirty = new Map<string, { since: number; priority: Priority; causes?: Causes }>();
+  /** Which lane a waiting key is in now (a key moves up when an edit comes for it). */
+  readonly #waiting = new Map<string, Priority>();
   readonly #processing = new Map<string, number>();
-  readonly #delayed = new Map<string, { at: number; timer: ReturnType<typeof setTimeout> }>();
+  readonly #delayed = new Map<
+    string,
+    { at: number; timer: ReturnType<typeof setTimeout>; causes?: Causes }
+  >();
   readonly #backoff: KeyedBackoff;
   readonly #observer: QueueObserver;
-  readonly #waiters: ((key: string | undefined) => void)[] = [];
+  readonly #waiters: ((taken: Taken | undefined) => void)[] = [];
+  /** Edits handed out since the last bulk key, while bulk keys waited. */
+  #editsInARow = 0;
   #shuttingDown = false;
 
   constructor(options: WorkQueueOptions = {}) {
@@ -47,7 +81,12 @@ export class WorkQueue {
 
   /** Keys waiting for a worker (not counting delayed or in-flight ones). */
   get length(): number {
-    return this.#queue.length - this.#head;
+    return this.#lanes.edit.size + this.#lanes.bulk.size;
+  }
+
+  /** Keys waiting for a worker in one lane. */
+  depth(priority: Priority): number {
+    return this.#lanes[priority].size;
   }
 
   /** When (ms since epoch) each key now in a worker's hands was handed out. */
@@ -60,35 +99,68 @@ export class WorkQueue {
     return !this.length && !this.#processing.size && !this.#delayed.size;
   }
 
-  /** Asks for a visit of `key` now. Collapses with a waiting visit; a key in flight is visited again after. */
-  add(key: string): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
-    this.#observer.added?.();
-    this.#dirty.set(key, Date.now());
-    if (this.#processing.has(key)) return;
-    this.#push(key);
+  /**
+   * Asks for a visit of `key` now, for `cause` (default: an edit with no more said), in the lane
+   * the cause says. Collapses with a waiting visit (which moves up to the edit lane if this is an
+   * edit); a key in flight is visited again after.
+   */
+  add(key: string, cause?: Cause): void {
+    this.#add(key, cause ? { list: [cause], more: 0 } : undefined);
   }
 
-  /** Asks for a visit after `delayMs`; an earlier scheduled visit of the same key wins. */
-  addAfter(key: string, delayMs: number): void {
+  /** One visit for every cause in `causes` (none: an edit with no more said). */
+  #add(key: string, causes: Causes | undefined): void {
     if (this.#shuttingDown) return;
-    if (delayMs <= 0) return this.add(key);
+    const edit = !causes || causes.list.some((c) => priorityOf(c) === "edit");
+    const lane: Priority = edit ? "edit" : "bulk";
+    const dirty = this.#dirty.get(key);
+    if (dirty) {
+      for (const one of causes?.list ?? []) dirty.causes = withCause(dirty.causes, one);
+      if (dirty.causes && causes?.more) dirty.causes.more += causes.more;
+      if (lane === "edit" && dirty.priority === "bulk") {
+        dirty.priority = "edit";
+        if (this.#waiting.get(key) === "bulk") this.#move(key);
+      }
+      return;
+    }
+    this.#observer.added?.(lane);
+    this.#dirty.set(key, { since: Date.now(), priority: lane, causes });
+    if (this.#processing.has(key)) return;
+    this.#push(key, lane);
+  }
+
+  /**
+   * Asks for a visit after `delayMs`, for `cause`; an earlier scheduled visit of the same key
+   * wins (the cause of a later one is then still told, with the earlier visit).
+   */
+  addAfter(key: string, delayMs: number, cause?: Cause): void {
+    if (this.#shuttingDown) return;
+    if (delayMs <= 0) return this.add(key, cause);
     const at = Date.now() + delayMs;
     const existing = this.#delayed.get(key);
-    if (existing && existing.at <= at) return;
+    // The earlier visit carries this cause too.
+    const causes = cause ? withCause(existing?.causes, cause) : existing?.causes;
+    if (existing && existing.at <= at) {
+      existing.causes = causes;
+      return;
+    }
     if (existing) clearTimeout(existing.timer);
     const timer = setTimeout(() => {
+      const delayed = this.#delayed.get(key);
       this.#delayed.delete(key);
-      this.add(key);
+      this.#add(key, delayed?.causes);
     }, delayMs);
-    this.#delayed.set(key, { at, timer });
+    this.#delayed.set(key, { at, timer, causes });
   }
 
-  /** Schedules a retry after the key's next failure delay (5 ms, 10 ms, … 1000 s). */
-  addRateLimited(key: string): number {
+  /**
+   * Schedules a retry after the key's next failure delay (5 ms, 10 ms, … 1000 s), for `cause`
+   * (give it the failed visit's priority: a retry keeps its lane).
+   */
+  addRateLimited(key: string, cause?: Cause): number {
     const delay = this.#backoff.next(key);
     this.#observer.retried?.();
-    this.addAfter(key, delay);
+    this.addAfter(key, delay, cause);
     return delay;
   }
 
@@ -106,7 +178,7 @@ export class WorkQueue {
    * The next key to process, waiting until there is one. Resolves `undefined` once the queue
    * shuts down. The caller must call `done(key)` when finished.
    */
-  get(): Promise<string | undefined> {
+  get(): Promise<Taken | undefined> {
     const key = this.#shift();
     if (key !== undefined) return Promise.resolve(this.#take(key));
     if (this.#shuttingDown) return Promise.resolve(undefined);
@@ -119,7 +191,8 @@ export class WorkQueue {
     if (started === undefined) return;
     this.#processing.delete(key);
     this.#observer.worked?.((Date.now() - started) / 1000);
-    if (this.#dirty.has(key) && !this.#shuttingDown) this.#push(key);
+    const dirty = this.#dirty.get(key);
+    if (dirty && !this.#shuttingDown) this.#push(key, dirty.priority);
   }
 
   /** Stops handing out keys: waiting `get()` calls resolve `undefined`, timers are cancelled. */
@@ -127,39 +200,78 @@ export class WorkQueue {
     this.#shuttingDown = true;
     for (const { timer } of this.#delayed.values()) clearTimeout(timer);
     this.#delayed.clear();
-    this.#queue.length = 0;
-    this.#head = 0;
-    this.#observer.depth?.(0);
+    for (const [priority, lane] of Object.entries(this.#lanes) as [Priority, Lane][]) {
+      lane.keys.length = 0;
+      lane.head = 0;
+      lane.size = 0;
+      this.#observer.depth?.(0, priority);
+    }
+    this.#waiting.clear();
     for (const waiter of this.#waiters.splice(0)) waiter(undefined);
   }
 
-  #push(key: string): void {
+  #push(key: string, priority: Priority): void {
     const waiter = this.#waiters.shift();
     if (waiter) {
       waiter(this.#take(key));
       return;
     }
-    this.#queue.push(key);
-    this.#observer.depth?.(this.length);
+    const lane = this.#lanes[priority];
+    lane.keys.push(key);
+    lane.size++;
+    this.#waiting.set(key, priority);
+    this.#observer.depth?.(lane.size, priority);
   }
 
-  /** The first waiting key; the array is compacted once half of it has been taken. */
+  /** A waiting bulk key an edit came for: to the end of the edit lane (its old place is skipped). */
+  #move(key: string): void {
+    const bulk = this.#lanes.bulk;
+    bulk.size--;
+    this.#observer.depth?.(bulk.size, "bulk");
+    this.#waiting.delete(key);
+    this.#push(key, "edit");
+  }
+
+  /** The next key: an edit, unless bulk keys have waited through `EDITS_PER_BULK` edits. */
   #shift(): string | undefined {
-    if (this.#head >= this.#queue.length) return undefined;
-    const key = this.#queue[this.#head++];
-    if (this.#head * 2 >= this.#queue.length) {
-      this.#queue.splice(0, this.#head);
-      this.#head = 0;
+    const { edit, bulk } = this.#lanes;
+    const bulkTurn = bulk.size > 0 && (edit.size === 0 || this.#editsInARow >= EDITS_PER_BULK);
+    if (bulkTurn) {
+      this.#editsInARow = 0;
+      return this.#shiftFrom("bulk");
     }
-    return key;
+    if (edit.size === 0) return undefined;
+    if (bulk.size > 0) this.#editsInARow++;
+    return this.#shiftFrom("edit");
   }
 
-  #take(key: string): string {
-    const addedAt = this.#dirty.get(key) ?? Date.now();
+  /** The first key still waiting in `priority`'s lane; the array is compacted as it empties. */
+  #shiftFrom(priority: Priority): string | undefined {
+    const lane = this.#lanes[priority];
+    while (lane.head < lane.keys.length) {
+      const key = lane.keys[lane.head++];
+      if (lane.head * 2 >= lane.keys.length) {
+        lane.keys.splice(0, lane.head);
+        lane.head = 0;
+      }
+      // A key that moved up to the edit lane left its old place behind.
+      if (this.#waiting.get(key) !== priority) continue;
+      this.#waiting.delete(key);
+      lane.size--;
+      return key;
+    }
+    return undefined;
+  }
+
+  #take(key: string): Taken {
+    const now = Date.now();
+    const dirty = this.#dirty.get(key);
     this.#dirty.delete(key);
-    this.#processing.set(key, Date.now());
-    this.#observer.waited?.((Date.now() - addedAt) / 1000);
-    this.#observer.depth?.(this.length);
-    return key;
+    this.#processing.set(key, now);
+    const priority = dirty?.priority ?? "edit";
+    const waitedMs = now - (dirty?.since ?? now);
+    this.#observer.waited?.(waitedMs / 1000, priority);
+    this.#observer.depth?.(this.#lanes[priority].size, priority);
+    return { key, priority, causes: dirty?.causes ?? { list: [], more: 0 }, waitedMs };
   }
 }

@@ -1,7 +1,8 @@
 import * as FakeTimers from "@sinonjs/fake-timers";
 import { expect } from "expect";
 import fc from "fast-check";
-import { WorkQueue } from "./work_queue.ts";
+import { cause } from "./cause.ts";
+import { EDITS_PER_BULK, WorkQueue } from "./work_queue.ts";
 
 type Clock = ReturnType<typeof FakeTimers.install>;
 
@@ -23,18 +24,18 @@ Deno.test("repeated adds of a waiting key collapse into one visit", async () => 
   queue.add("a");
   queue.add("a");
   expect(queue.length).toBe(2);
-  expect(await queue.get()).toBe("a");
-  expect(await queue.get()).toBe("b");
+  expect((await queue.get())?.key).toBe("a");
+  expect((await queue.get())?.key).toBe("b");
   expect(queue.length).toBe(0);
 });
 
 Deno.test("a key in flight is never handed out twice; re-added, it comes back after done", async () => {
   const queue = new WorkQueue();
   queue.add("a");
-  const key = await queue.get();
+  const key = (await queue.get())?.key;
   queue.add("a");
   let second: string | undefined | null = null;
-  queue.get().then((k) => (second = k));
+  queue.get().then((k) => (second = k?.key));
   await Promise.resolve();
   expect(second).toBeNull();
   queue.done(key!);
@@ -70,7 +71,7 @@ Deno.test(
     expect(queue.length).toBe(2);
     await clock.tickAsync(2000);
     expect(queue.length).toBe(2); // the later schedules were dropped, not kept as extra visits
-    expect([await queue.get(), await queue.get()]).toEqual(["b", "a"]);
+    expect([(await queue.get())?.key, (await queue.get())?.key]).toEqual(["b", "a"]);
   }),
 );
 
@@ -80,7 +81,7 @@ Deno.test(
     const queue = new WorkQueue();
     queue.add("k");
     for (const expected of [5, 10, 20, 40]) {
-      const key = await queue.get();
+      const key = (await queue.get())?.key;
       queue.done(key!);
       expect(queue.addRateLimited(key!)).toBe(expected);
       await clock.tickAsync(expected - 1);
@@ -118,7 +119,7 @@ Deno.test("property: any interleaving of adds and workers never runs a key twice
       let visits = 0;
       const take = async (worker: number) => {
         if (holding[worker] !== undefined || queue.length === 0) return;
-        const key = (await queue.get())!;
+        const key = (await queue.get())!.key;
         expect(holding).not.toContain(key);
         holding[worker] = key;
         owed.delete(key);
@@ -163,7 +164,7 @@ Deno.test("keys come out in the order they were first added, through any adds an
       for (const step of steps) {
         if (step === null) {
           if (!model.length) continue;
-          const key = await queue.get();
+          const key = (await queue.get())?.key;
           expect(key).toBe(model.shift());
           queue.done(key!);
         } else {
@@ -175,3 +176,103 @@ Deno.test("keys come out in the order they were first added, through any adds an
     },
   ));
 });
+
+Deno.test("edits go first: a key added for a change passes the bulk backlog", async () => {
+  const queue = new WorkQueue();
+  for (let i = 0; i < 100; i++) queue.add(`bulk-${i}`, cause("start"));
+  queue.add("edited", cause("updated", { object: "Ptemplate ns/edited", change: "spec" }));
+  expect([queue.depth("edit"), queue.depth("bulk")]).toEqual([1, 100]);
+  const first = await queue.get();
+  expect(first).toMatchObject({ key: "edited", priority: "edit" });
+  expect(first?.causes.list).toEqual([
+    expect.objectContaining({ kind: "updated", change: "spec" }),
+  ]);
+  expect((await queue.get())?.key).toBe("bulk-0");
+});
+
+Deno.test("a waiting bulk key moves up when an edit comes for it, and is visited once", async () => {
+  const queue = new WorkQueue();
+  queue.add("a", cause("resync"));
+  queue.add("b", cause("resync"));
+  queue.add("b", cause("child", { object: "DaemonSet ns/b-consumer", change: "status" }));
+  const first = await queue.get();
+  expect(first).toMatchObject({ key: "b", priority: "edit" });
+  // Both causes are told; the visit is one.
+  expect(first?.causes.list.map((c) => c.kind)).toEqual(["resync", "child"]);
+  queue.done("b");
+  expect((await queue.get())?.key).toBe("a");
+  expect(queue.length).toBe(0);
+  expect(queue.idle).toBe(false); // a is in flight
+  queue.done("a");
+  expect(queue.idle).toBe(true);
+});
+
+Deno.test("bulk work is never starved: one bulk key after every run of edits", async () => {
+  const queue = new WorkQueue();
+  for (let i = 0; i < 3; i++) queue.add(`bulk-${i}`, cause("requeue"));
+  for (let i = 0; i < 20; i++) queue.add(`edit-${i}`, cause("created"));
+  const order: string[] = [];
+  while (queue.length) {
+    const taken = (await queue.get())!;
+    order.push(taken.key);
+    queue.done(taken.key);
+  }
+  // Within each lane, first come first served.
+  expect(order.filter((k) => k.startsWith("edit"))).toEqual(
+    Array.from({ length: 20 }, (_, i) => `edit-${i}`),
+  );
+  expect(order.indexOf("bulk-0")).toBe(EDITS_PER_BULK);
+  expect(order.indexOf("bulk-1")).toBe(2 * EDITS_PER_BULK + 1);
+});
+
+Deno.test("a key re-added while in flight comes back in its highest lane", async () => {
+  const queue = new WorkQueue();
+  queue.add("a", cause("start"));
+  const taken = (await queue.get())!;
+  queue.add("a", cause("requeue"));
+  queue.add("a", cause("child"));
+  queue.add("z", cause("start"));
+  queue.done(taken.key);
+  const again = (await queue.get())!;
+  expect(again).toMatchObject({ key: "a", priority: "edit" });
+  expect(again.causes.list.map((c) => c.kind)).toEqual(["requeue", "child"]);
+});
+
+Deno.test(
+  "causes seen within a debounce are told with the visit; a retry keeps its lane",
+  withClock(async (clock) => {
+    const queue = new WorkQueue();
+    queue.addAfter("a", 300, cause("child", { change: "status" }));
+    queue.addAfter("a", 300, cause("child", { change: "created" }));
+    await clock.tickAsync(300);
+    const taken = (await queue.get())!;
+    expect(taken.causes.list.map((c) => c.change)).toEqual(["status", "created"]);
+    queue.done("a");
+    // Its visit failed: back it comes after the backoff, in the same lane.
+    queue.addRateLimited("a", { ...cause("retry"), priority: "bulk" });
+    await clock.tickAsync(5);
+    expect([queue.depth("edit"), queue.depth("bulk")]).toEqual([0, 1]);
+  }),
+);
+
+Deno.test("a key's causes are bounded however many changes come before its visit", async () => {
+  const queue = new WorkQueue();
+  for (let i = 0; i < 1000; i++) queue.add("a", cause("child"));
+  const taken = (await queue.get())!;
+  expect(taken.causes.list.length).toBe(16);
+  expect(taken.causes.more).toBe(984);
+});
+
+Deno.test(
+  "a delayed burst handed straight to a waiting worker is one visit",
+  withClock(async (clock) => {
+    const queue = new WorkQueue();
+    const waiting = queue.get();
+    for (let i = 0; i < 5; i++) queue.addAfter("a", 300, cause("child"));
+    await clock.tickAsync(300);
+    const taken = (await waiting)!;
+    expect(taken.causes.list.length).toBe(5);
+    queue.done("a");
+    expect(queue.idle).toBe(true);
+  }),
+);

@@ -74,7 +74,8 @@ await integrationTest("example plugins: memcached and the useless machine", {
           expect(
             (await admin.get(DEPLOYMENT, "cache", ns)).spec?.replicas,
           ).toBe(5);
-        });
+          // As long as the pods below may take: a busy machine slows the plugin's visit too.
+        }, { timeoutMs: 90_000 });
         await eventually(async () => {
           const pods = (await admin.list(POD, { ...ns, labelSelector: "memcached_cr=cache" })).items
             .filter((p) => (p as { status?: { phase?: string } }).status?.phase === "Running");

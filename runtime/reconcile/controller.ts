@@ -280,14 +280,24 @@ export class Controller<T extends KubeObject = KubeObject> {
     this.#carryOut(step, { queue, taken, parent, visited });
     if (error instanceof ReconcileTimeoutError) this.#timedOut(queue, key, visited.object, error);
     else if (visited.visit.kind !== "behind") this.#finishedInTime(key, visited.object);
+    const tookMs = performance.now() - started;
     if (step.result) {
       const { metrics } = this.#deps;
       metrics.reconcileTotal.inc({ controller: this.name, result: step.result });
-      metrics.reconcileTime.observe(
-        { controller: this.name },
-        (performance.now() - started) / 1000,
-      );
+      metrics.reconcileTime.observe({ controller: this.name }, tookMs / 1000);
     }
+    this.#log.debug(
+      "visited {object} ({visit}) for {causes}, after {waitedMs} ms in the {priority} lane; " +
+        "the visit took {tookMs} ms",
+      {
+        object: key,
+        visit: visited.visit.kind,
+        causes: describeCauses(taken),
+        priority: taken.priority,
+        waitedMs: taken.waitedMs,
+        tookMs: Math.round(tookMs),
+      },
+    );
   }
 
   /** Carries `step` out: the queue, the bookkeeping, the error counts, the log line, the Event. */
@@ -395,6 +405,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     });
     this.#parked.park(key, behind);
   }
+}
+
+/** A visit's causes in a few words: `child DaemonSet ns/x (status), requeue, +3 more`. */
+function describeCauses(taken: Taken): string {
+  const { list, more } = taken.causes;
+  const words = list.map((c) =>
+    [c.kind, c.object, c.change && `(${c.change})`].filter(Boolean).join(" ")
+  );
+  return (more ? [...words, `+${more} more`] : words).join(", ") || "no cause given";
 }
 
 /**

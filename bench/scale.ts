@@ -417,11 +417,23 @@ try {
     e.user.username === SA
   );
   const lags: number[] = [];
+  const worst: [string, number, number][] = [];
   for (const [ds, when] of dsStatus) {
-    const ours = ptStatus.get(ds.replace(/-consumer$/, ""));
-    if (ours !== undefined) lags.push(Math.max(0, ours - when) / 1000);
+    const name = ds.replace(/-consumer$/, "");
+    const ours = ptStatus.get(name);
+    if (ours === undefined) continue;
+    lags.push(Math.max(0, ours - when) / 1000);
+    worst.push([name, (when - first) / 1000, (ours - first) / 1000]);
   }
-  result.statusLagSeconds = { median: percentile(lags, 50), p99: percentile(lags, 99) };
+  worst.sort((a, b) => (b[2] - b[1]) - (a[2] - a[1]));
+  result.statusLagSeconds = {
+    median: percentile(lags, 50),
+    p99: percentile(lags, 99),
+    max: Math.max(...lags),
+    // The five that trailed most: name, then the DaemonSet controller's last status write and
+    // ours, in seconds after the operator's first request.
+    worst: worst.slice(0, 5),
+  };
 
   // A restart over the converged state writes nothing.
   {

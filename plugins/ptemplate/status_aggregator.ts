@@ -327,9 +327,11 @@ export const statusAggregatorPlugin = definePlugin({
   // A Ptemplate's children change in bursts (made, then their controllers' status, a rollout's
   // pods): one status write per burst, within a fraction of a second of its last change.
   debounceMs: 300,
-  // Two at a time: its visits are quick, and its writes, all statuses, then take a small share of
-  // the API server while the other plugins make children (8 at a time each).
-  concurrency: 2,
+  // A status follows its children within a debounce: its visits are quick, but each writes, and a
+  // start over thousands of Ptemplates ends their first statuses' graces together. Sixteen at a
+  // time keeps up with the children's controllers; their changes (edits) go ahead of the graces'
+  // requeues (bulk) in the queue.
+  concurrency: 16,
   // Admission warnings: what the status would say later, said at `kubectl apply` time.
   validate: validatePtemplate,
   // What the status is made of: the caches keep only this of each kind (and the children's

@@ -10,15 +10,16 @@
  * and 30 s after it. Not a test: the numbers are the machine's as much as ours.
  *
  *   deno task bench:http-memory [--shape refused|http2|churn|connections|connections-http2|
- *     connections-headers]
- *     [--seconds 30] [--connections 250] [--out bench/results/http-memory-refused.json]
+ *     connections-headers] [--seconds 30] [--connections 250] [--settle 20] [--after 5,15,30]
+ *     [--out bench/results/http-memory-refused.json]
  *
  * `refused`: 50 connections pipelining refused reviews and unknown paths over HTTP/1.1.
  * `http2`: the same from 50 `fetch` callers sharing one HTTP/2 connection. `churn`: 50 callers
  * with a new TLS connection for every request. `connections`, `connections-http2`: that many
  * connections opened and held for `--seconds`, then closed: what one connection costs.
  * `connections-headers`: that many HTTP/1.1 connections each sending 64 KiB of headers it never
- * ends, held for up to 20 s (the request deadline is 30 s).
+ * ends, held for up to 20 s (the request deadline is 30 s). `--settle`: seconds between the
+ * warm-up and the baseline; `--after`: the rows after the flood, in seconds.
  */
 import { parseArgs } from "node:util";
 import { createServingPki } from "../testing/control_plane_pki.ts";
@@ -32,6 +33,8 @@ const { values } = parseArgs({
     shape: { type: "string", default: "refused" },
     seconds: { type: "string", default: "30" },
     connections: { type: "string", default: "250" },
+    settle: { type: "string", default: "20" },
+    after: { type: "string", default: "5,15,30" },
     out: { type: "string" },
   },
 });
@@ -211,7 +214,7 @@ try {
   await hold(4, false, 0);
   await hold(4, true, 0);
   // Long enough for V8's memory reducer to collect the warm-up's garbage and give pages back.
-  await sleep(20_000);
+  await sleep(Number(values.settle) * 1000);
   await row("baseline");
   peak = 0;
   mostOpen = 0;
@@ -237,7 +240,7 @@ try {
   await row("end of flood");
   rows.splice(1, 0, { ...rows[1], when: "peak", rss: floodPeak, open: floodOpen });
   const ended = performance.now();
-  for (const after of [5, 15, 30]) {
+  for (const after of values.after.split(",").map(Number)) {
     await sleep(Math.max(0, ended + after * 1000 - performance.now()));
     await row(`${after} s after`);
   }

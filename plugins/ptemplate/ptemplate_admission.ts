@@ -80,7 +80,9 @@ async function factsFor(
   { namespace, name }: { namespace: string; name: string },
   context: AdmissionContext,
 ): Promise<AdmissionFacts> {
-  const signal = AbortSignal.timeout(2_000);
+  // A deadline per read, its timer cleared with the answer: an AbortSignal.timeout per review
+  // would outlive each review by its 2 s, and reviews come as fast as anyone sends them.
+  const timeoutMs = 2_000;
   const spec = effectiveSpec(pt.spec);
   const may = (resource: Resource, object: string) =>
     context.requesterMay("get", resource, { namespace, name: object });
@@ -91,14 +93,14 @@ async function factsFor(
     read(
       NAMESPACE,
       namespace,
-      () => client.get(NAMESPACE, namespace, { signal }).catch(() => undefined),
+      () => client.get(NAMESPACE, namespace, { timeoutMs }).catch(() => undefined),
     ),
     spec.pullSecret
       ? read(
         SECRET,
         spec.pullSecret,
         () =>
-          client.get(SECRET, spec.pullSecret!, { namespace, signal }).then(
+          client.get(SECRET, spec.pullSecret!, { namespace, timeoutMs }).then(
             () => true,
             (error) => isApiError(error, 404) ? false : undefined,
           ),

@@ -75,6 +75,13 @@ export interface AccessReviewerOptions {
   log: Logger;
 }
 
+/**
+ * The largest question `authorize` sends (the requester and what is asked, as JSON): a real
+ * user's groups and extras fit many times over, and a caller's invented requester cannot make
+ * each review it posts cost the API server megabytes.
+ */
+export const MAX_QUESTION_BYTES = 64 * 1024;
+
 const DEFAULT_TTL_MS = {
   authenticated: 60_000,
   unauthenticated: 10_000,
@@ -105,7 +112,7 @@ export class AccessReviewer {
   /** Who `token` belongs to; undefined when the API server does not take it. */
   async authenticate(token: string): Promise<Requester | undefined | Unavailable> {
     // The cache holds a digest, never the token.
-    const key = await digest(token);
+    const key = await digest(new TextEncoder().encode(token));
     const known = this.#tokens.get(key);
     if (known !== undefined) return known ?? undefined;
     const answer = await this.#once(`token ${key}`, async () => {
@@ -122,9 +129,25 @@ export class AccessReviewer {
     return answer === UNAVAILABLE ? UNAVAILABLE : (answer as Requester | null) ?? undefined;
   }
 
-  /** Whether `who` may do what `attributes` say. */
+  /**
+   * Whether `who` may do what `attributes` say. A requester described in more than
+   * `MAX_QUESTION_BYTES` (a caller's claim, in an unauthenticated review) may not: that question
+   * is not sent on.
+   */
   async authorize(who: Requester, attributes: AccessAttributes): Promise<boolean | Unavailable> {
-    const key = JSON.stringify([who.username, who.uid, who.groups, who.extra, attributes]);
+    const question = new TextEncoder().encode(
+      JSON.stringify([who.username, who.uid, who.groups, who.extra, attributes]),
+    );
+    if (question.length > MAX_QUESTION_BYTES) {
+      this.#warnings.warn(
+        "large question",
+        "a SubjectAccessReview of {bytes} bytes was not asked (at most {max}): answered no",
+        { bytes: question.length, max: MAX_QUESTION_BYTES },
+      );
+      return false;
+    }
+    // The caches hold a digest of the question, never the caller's words: a key's size is fixed.
+    const key = await digest(question);
     const known = this.#decisions.get(key);
     if (known !== undefined) return known;
     return await this.#once(`decision ${key}`, async () => {
@@ -177,8 +200,8 @@ export class AccessReviewer {
   }
 }
 
-async function digest(token: string): Promise<string> {
-  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+async function digest(text: Uint8Array<ArrayBuffer>): Promise<string> {
+  const bytes = await crypto.subtle.digest("SHA-256", text);
   return [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 

@@ -225,18 +225,27 @@ export class HttpServer {
   }
 
   async #handle(request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>): Promise<Response> {
-    const response = await this.#answer(request, info);
+    const body: BodyState = { ended: false, busy: false };
+    let response = await this.#answer(request, info, body);
     this.statuses.set(response.status, (this.statuses.get(response.status) ?? 0) + 1);
-    // A refusal that leaves a body unread ends its connection: Deno.serve would go on reading
-    // (or waiting for) what the caller declared. Over HTTP/2 that ends the caller's other
-    // requests on it too; only a caller that sends what we refuse gets such an answer.
+    // A refusal ends the connection of a body it left unread: Deno.serve would go on reading
+    // it, or wait for what the caller declared and never sends. "Busy, try again" does not: it
+    // refuses nothing, and over HTTP/2 the end of a connection ends the caller's other requests.
+    if (response.status >= 400 && !body.ended && !body.busy && declaresBody(request)) {
+      response = withClose(response);
+    }
+    // Over HTTP/2 the header is dropped: the front ends the connection once the answer is out.
     if (response.headers.get("connection") === "close") {
       this.#front.closeAfterAnswer(info.remoteAddr.port);
     }
     return response;
   }
 
-  async #answer(request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>): Promise<Response> {
+  async #answer(
+    request: Request,
+    info: Deno.ServeHandlerInfo<Deno.NetAddr>,
+    body: BodyState,
+  ): Promise<Response> {
     const caller = this.#front.callerOf(info.remoteAddr.port) ?? "unknown";
     let path: string;
     try {
@@ -271,20 +280,24 @@ export class HttpServer {
       );
     }
     if (this.#inFlight >= this.#limits.maxConcurrentRequests) {
+      body.busy = true;
       return text(503, "too many requests at once; try again\n", { "retry-after": "1" });
     }
     this.#inFlight++;
     let held = 0;
-    const deadline = AbortSignal.timeout(this.#limits.requestMs);
+    // A timer only while a body is read, cleared with it: a deadline per request that outlived
+    // it would keep the request's closures for `requestMs` after its answer.
+    const deadline = performance.now() + this.#limits.requestMs;
     const context: RequestContext = {
       caller,
       path,
       body: async () => {
-        const body = await this.#read(request, deadline, (bytes) => {
-          held += bytes;
-          this.#buffered += bytes;
+        const bytes = await this.#read(request, deadline, (n) => {
+          held += n;
+          this.#buffered += n;
         });
-        return body;
+        body.ended = true;
+        return bytes;
       },
     };
     try {
@@ -308,7 +321,7 @@ export class HttpServer {
   /** Reads a body chunk by chunk as it arrives, within the limits and the deadline. */
   async #read(
     request: Request,
-    deadline: AbortSignal,
+    deadline: number,
     hold: (bytes: number) => void,
   ): Promise<Uint8Array<ArrayBuffer>> {
     const max = this.#limits.maxBodyBytes;
@@ -317,10 +330,12 @@ export class HttpServer {
     const reader = ownedChunkReader(request.body);
     const chunks: Uint8Array[] = [];
     let size = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      const fail = () => reject(new HttpError(408, "the body did not arrive in time", CLOSE));
-      if (deadline.aborted) fail();
-      deadline.addEventListener("abort", fail, { once: true });
+      timer = setTimeout(
+        () => reject(new HttpError(408, "the body did not arrive in time", CLOSE)),
+        Math.max(0, deadline - performance.now()),
+      );
     });
     timedOut.catch(() => {});
     try {
@@ -343,6 +358,8 @@ export class HttpServer {
       if (error instanceof HttpError) throw error;
       // The connection broke, or the body is not valid HTTP (a bad chunk, say).
       throw new HttpError(400, "the body could not be read (not valid HTTP, or cut off)", CLOSE);
+    } finally {
+      clearTimeout(timer);
     }
     if (chunks.length === 1) return chunks[0] as Uint8Array<ArrayBuffer>;
     const body = new Uint8Array(size);
@@ -357,6 +374,29 @@ export class HttpServer {
 
 /** Ends the connection after the answer (the front closes it; HTTP/2 drops the header). */
 const CLOSE = { connection: "close" };
+
+/** Whether a request's body was read to its end, and whether it was turned away as "busy". */
+interface BodyState {
+  ended: boolean;
+  busy: boolean;
+}
+
+/** Whether the caller says a body follows (Deno gives a GET's body as null, declared or not). */
+function declaresBody(request: Request): boolean {
+  const length = request.headers.get("content-length");
+  return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
+}
+
+/** `response` with `Connection: close`. */
+function withClose(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set("connection", "close");
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
+}
 
 function text(status: number, body: string, headers: HeadersInit = {}): Response {
   return new Response(body, {

@@ -1,7 +1,13 @@
 import { expect } from "expect";
 import { createServingPki } from "../../testing/control_plane_pki.ts";
 import { eventually } from "../../testing/eventually.ts";
-import { HttpServer, type HttpServerOptions, type ServerLimits } from "./http_server.ts";
+import {
+  HttpError,
+  HttpServer,
+  type HttpServerOptions,
+  type RequestContext,
+  type ServerLimits,
+} from "./http_server.ts";
 import { log } from "./logging.ts";
 
 const echo = {
@@ -9,6 +15,15 @@ const echo = {
   methods: ["POST"],
   handle: async (_: Request, { body }: { body: () => Promise<Uint8Array<ArrayBuffer>> }) =>
     new Response(await body()),
+};
+/** Reads the body, then refuses it: what a review that is not one gets. */
+const refuse = {
+  path: "/refuse",
+  methods: ["POST"],
+  handle: async (_: Request, { body }: RequestContext): Promise<Response> => {
+    await body();
+    throw new HttpError(400, "not a review");
+  },
 };
 const hello = {
   path: "/hello",
@@ -23,7 +38,7 @@ async function serving(
   const server = new HttpServer({
     name: "test",
     bind: { hostname: "127.0.0.1", port: 0 },
-    routes: [echo, hello],
+    routes: [echo, refuse, hello],
     limits,
     log: log("test"),
     ...more,
@@ -280,4 +295,133 @@ Deno.test("a half-sent request does not hold up stopping", async () => {
   expect(server.connections.open).toBe(0);
   expect(await conn.read(new Uint8Array(1))).toBe(null);
   conn.close();
+});
+
+/** Reads until the server closes the connection (`true`), or until `ms` pass (`false`). */
+async function untilClosed(conn: Deno.Conn, ms: number): Promise<[string, boolean]> {
+  const chunks: string[] = [];
+  const buffer = new Uint8Array(4096);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    conn.close();
+  }, ms);
+  try {
+    for (;;) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      chunks.push(new TextDecoder().decode(buffer.subarray(0, n)));
+    }
+  } catch {
+    // closed by the timer, or reset
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!timedOut) conn.close();
+  return [chunks.join(""), !timedOut];
+}
+
+Deno.test("a refusal that leaves a declared body unread ends its connection", async () => {
+  // Long deadlines: only the refusal can end these connections within the test's time.
+  await using server = await serving({ maxBodyBytes: 1024, idleMs: 600_000, requestMs: 600_000 });
+  const shapes = [
+    // An unknown path, a body of 100 bytes declared and never sent.
+    "POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+    // A method not served, a chunked body that never ends.
+    "PUT /hello HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+    // A GET with a body (Deno gives it as null): refused, and not read either.
+    "GET /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n",
+  ];
+  for (const shape of shapes) {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+    await conn.write(new TextEncoder().encode(shape));
+    const [answer, closedByServer] = await untilClosed(conn, 60_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 40[45]/);
+    expect(answer.toLowerCase()).toContain("connection: close");
+    expect(closedByServer).toBe(true);
+  }
+});
+
+Deno.test("a refusal after the body was read, or without one, keeps the connection", async () => {
+  await using server = await serving({ maxBodyBytes: 1024, maxBufferedBytes: 4096 });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port! });
+  // Pipelined: a refused review (body read), an unknown path without a body, then one that ends.
+  await conn.write(
+    new TextEncoder().encode(
+      "POST /refuse HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}" +
+        "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n" +
+        "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ),
+  );
+  const [answer] = await untilClosed(conn, 10_000);
+  expect(answer.match(/HTTP\/1\.1 \d+/g)).toEqual(["HTTP/1.1 400", "HTTP/1.1 404", "HTTP/1.1 200"]);
+});
+
+Deno.test("busy, try again: over HTTP/2 the caller's other requests go on", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const hang = {
+    path: "/hang",
+    methods: ["GET"],
+    handle: async () => {
+      await gate;
+      return new Response("done");
+    },
+  };
+  await using server = await serving(
+    { maxBodyBytes: 1024, maxBufferedBytes: 4096, maxConcurrentRequests: 1 },
+    { routes: [hang, echo] },
+  );
+  // One HTTP/2 connection (prior knowledge) carries every request.
+  const client = Deno.createHttpClient({ http1: false, http2: true });
+  try {
+    const hanging = fetch(`http://127.0.0.1:${server.port}/hang`, { client });
+    await eventually(() => expect(server.connections.open).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = await fetch(`http://127.0.0.1:${server.port}/echo`, {
+      method: "POST",
+      body: "abc",
+      client,
+    });
+    expect(busy.status).toBe(503);
+    await busy.body?.cancel();
+    // Long enough for the front to have closed the connection, had it been asked to.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    release();
+    expect(await (await hanging).text()).toBe("done");
+    expect(server.connections.open).toBe(1);
+  } finally {
+    client.close();
+  }
+});
+
+Deno.test("refused requests leave nothing behind once answered", async () => {
+  // Each refused review read a body under a deadline; a deadline that outlived its request kept
+  // the request's closures (a few KiB each) alive for `requestMs` after the answer.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error("run with --v8-flags=--expose-gc (as deno task test does)");
+  await using server = await serving({
+    maxBodyBytes: 1024,
+    maxBufferedBytes: 64 * 1024,
+    requestMs: 600_000,
+  });
+  const client = Deno.createHttpClient({ http2: false });
+  const url = `http://127.0.0.1:${server.port}/refuse`;
+  const flood = async (count: number) => {
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      for (let i = 0; i < count / 10; i++) {
+        const response = await fetch(url, { method: "POST", body: "{}", client });
+        await response.body?.cancel();
+      }
+    }));
+  };
+  await flood(200);
+  gc();
+  const before = Deno.memoryUsage().heapUsed;
+  await flood(4_000);
+  gc();
+  const kept = Deno.memoryUsage().heapUsed - before;
+  client.close();
+  expect(server.statuses.get(400)).toBe(4_200);
+  expect(kept).toBeLessThan(2 * 2 ** 20);
 });

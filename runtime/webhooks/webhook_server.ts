@@ -117,7 +117,10 @@ export class WebhookServer {
   readonly #warnings: WarningThrottle;
   /** Schemas by `group/version kind`. */
   readonly #schemas = new Map<string, OpenApiSchema>();
-  /** Requests answered (a review came back, Failure included) or refused, by path. */
+  /**
+   * Requests answered (a review came back, Failure included) or refused, by route: its keys are
+   * the routes' paths and never a caller's, so there are at most two per route.
+   */
   readonly answered = new Map<string, number>();
 
   constructor(options: WebhookServerOptions) {
@@ -143,7 +146,7 @@ export class WebhookServer {
     const routes: Route[] = [{
       path: "/convert",
       methods: ["POST"],
-      handle: (_, context) => this.#counted(context, () => this.#convert(context)),
+      handle: (_, context) => this.#counted("/convert", () => this.#convert(context)),
     }];
     for (const plugin of options.plugins) {
       const paths = webhookPaths(plugin);
@@ -152,7 +155,7 @@ export class WebhookServer {
           path: paths.mutate,
           methods: ["POST"],
           handle: (_, context) =>
-            this.#counted(context, () => this.#admit(plugin, "mutate", context)),
+            this.#counted(paths.mutate, () => this.#admit(plugin, "mutate", context)),
         });
       }
       if (plugin.validate) {
@@ -160,7 +163,7 @@ export class WebhookServer {
           path: paths.validate,
           methods: ["POST"],
           handle: (_, context) =>
-            this.#counted(context, () => this.#admit(plugin, "validate", context)),
+            this.#counted(paths.validate, () => this.#admit(plugin, "validate", context)),
         });
       }
     }
@@ -219,13 +222,13 @@ export class WebhookServer {
     return this.#server.refresh();
   }
 
-  async #counted(context: RequestContext, answer: () => Promise<unknown>): Promise<Response> {
+  async #counted(route: string, answer: () => Promise<unknown>): Promise<Response> {
     try {
       const review = await answer();
-      this.#count(context.path, "answered");
+      this.#count(route, "answered");
       return Response.json(review);
     } catch (error) {
-      this.#count(context.path, "failed");
+      this.#count(route, "failed");
       throw error;
     }
   }

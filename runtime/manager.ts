@@ -473,6 +473,8 @@ export class Manager {
       };
       const http = server("metrics", metricsBind, routes, tls || undefined);
       servers.push(http);
+      // Over HTTPS, not ready while its certificate is not at hand (a mount may bring it later).
+      if (tls) probes.register({ readyz: { metrics: () => http.problem } });
       await this.#listen("metrics", http, metricsBind, Boolean(secureMetrics));
       this.endpoints.metricsPort = http.port;
       if (shared) {

@@ -49,6 +49,8 @@ export class ConnectionHealth {
   readonly #clock: Clock;
   #probeAfterMs: number;
   #probeTimeoutMs: number;
+  /** Whose timings these are, when another record's (see `follow`). */
+  #timings?: ConnectionHealth;
   #lastArrival: number;
   /** Exchanges in progress: requests waiting for an answer, streams being read. */
   #open = 0;
@@ -73,8 +75,20 @@ export class ConnectionHealth {
     this.#probeTimeoutMs = options.probeTimeoutMs ?? this.#probeTimeoutMs;
   }
 
+  /**
+   * Takes its timings from `other` from now on, as `other` is configured: a transport's further
+   * connections are judged as its main one is.
+   */
+  follow(other: ConnectionHealth): void {
+    this.#timings = other;
+  }
+
+  get probeAfterMs(): number {
+    return this.#timings?.probeAfterMs ?? this.#probeAfterMs;
+  }
+
   get probeTimeoutMs(): number {
-    return this.#probeTimeoutMs;
+    return this.#timings?.probeTimeoutMs ?? this.#probeTimeoutMs;
   }
 
   /** Any HTTP answer, or bytes on a stream: the connection works. */
@@ -130,16 +144,17 @@ export class ConnectionHealth {
   verdict(): Verdict {
     if (this.#open === 0) return { action: "wait" };
     const now = this.#clock.monotonicMs();
+    const { probeAfterMs, probeTimeoutMs } = this;
     if (this.#probeSentAt !== undefined) {
       const waited = now - this.#probeSentAt;
-      if (waited >= this.#probeTimeoutMs) {
+      if (waited >= probeTimeoutMs) {
         return { action: "replace", silentMs: now - this.#lastArrival };
       }
-      return { action: "wait", checkInMs: this.#probeTimeoutMs - waited };
+      return { action: "wait", checkInMs: probeTimeoutMs - waited };
     }
     const quiet = now - Math.max(this.#lastArrival, this.#busySince);
-    if (quiet >= this.#probeAfterMs) return { action: "probe" };
-    return { action: "wait", checkInMs: this.#probeAfterMs - quiet };
+    if (quiet >= probeAfterMs) return { action: "probe" };
+    return { action: "wait", checkInMs: probeAfterMs - quiet };
   }
 
   /** Milliseconds since the server last answered (or since this was created). */

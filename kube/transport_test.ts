@@ -3,7 +3,7 @@ import { TcpProxy } from "../testing/tcp_proxy.ts";
 import type { ConnectionCheckOptions } from "./connection_health.ts";
 import { NetworkError } from "./network_error.ts";
 import { NotLeaderError } from "./write_fence.ts";
-import { Transport } from "./transport.ts";
+import { STREAMS_PER_CONNECTION, Transport } from "./transport.ts";
 
 const base = { server: "https://127.0.0.1:6443", namespace: "default", source: "kubeconfig /k" };
 
@@ -196,6 +196,34 @@ Deno.test("a connection on which nothing arrives is replaced, failing everything
   const next = await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 });
   expect(await next.text()).toBe("ok");
   expect(s.transport.health.unreachable()).toBeUndefined();
+});
+
+Deno.test("watches past a connection's share go on more connections, closed with their last", async () => {
+  await using s = streamingServer({ health: { probeAfterMs: 200, probeTimeoutMs: 300 } });
+  const count = STREAMS_PER_CONNECTION * 2 + 3;
+  // Started together, as a pool of informers starts its watches: each takes its place at once.
+  const aborts = Array.from({ length: count }, () => new AbortController());
+  const watches = await Promise.all(aborts.map((abort) =>
+    s.transport.fetch("/stream", {
+      method: "GET",
+      timeoutMs: 5_000,
+      stream: true,
+      signal: abort.signal,
+    })
+  ));
+  const draining = watches.map(drain);
+  expect(s.transport.connections).toBe(3);
+  // A request still goes on the main connection, and is answered.
+  expect(await (await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text())
+    .toBe("ok");
+  // The last connection's watches end: it is closed; the others keep theirs.
+  for (const abort of aborts.slice(-3)) abort.abort();
+  await Promise.all(draining.slice(-3));
+  expect(s.transport.connections).toBe(2);
+  for (const abort of aborts) abort.abort();
+  expect(await Promise.all(draining)).toEqual(Array(count).fill("AbortError"));
+  expect(s.transport.connections).toBe(1);
+  expect(s.replaced()).toBe(0);
 });
 
 Deno.test("a refused connection is named, with the address, and counts as unreachable", async () => {

@@ -9,6 +9,7 @@ import {
   AccessReviewer,
   type BindAddress,
   connectionChecks,
+  exposeConnections,
   exposeProcessMetrics,
   exposeRequestCounts,
   HttpServer,
@@ -218,6 +219,7 @@ export class Manager {
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
+    exposeConnections(this.registry, options.client.transport);
     exposeProcessMetrics(this.registry);
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {

@@ -16,6 +16,15 @@ const log = getLogger(["ptemplate", "client"]);
  */
 const LATE_WATCHDOG_MS = 1_000;
 
+/**
+ * The streams a connection may have open at once: kube-apiserver's limit per HTTP/2 connection
+ * (`--http2-max-streams-per-connection`; 0, the default, means 100 since Kubernetes 1.29). Deno
+ * queues a request past it, unsent, until a stream ends: a request waiting there is not on the
+ * wire, and a `/livez` waiting there could not tell a busy connection from a dead one. So a
+ * connection counts its streams itself, and keeps the last for that question.
+ */
+export const SERVER_STREAMS = 100;
+
 export interface ConnectionOptions {
   /** The API server, for messages. */
   server: string;
@@ -35,6 +44,10 @@ export class Connection {
   readonly health: ConnectionHealth;
   /** Long-lived streams (watches) open on it now; see Transport's stream connections. */
   streams = 0;
+  /** Requests on the wire now (the probe aside). */
+  #requests = 0;
+  /** Requests waiting for a stream of their own, first come first served. */
+  readonly #waiting: ((release: () => void) => void)[] = [];
   readonly #options: ConnectionOptions;
   #client: Deno.HttpClient;
   /** Aborted when the connection is replaced: every request made on it ends at once. */
@@ -47,6 +60,49 @@ export class Connection {
     this.#options = options;
     this.health = options.health;
     this.#client = options.open();
+  }
+
+  /**
+   * A stream for one more request, if one is free beside the streams and requests on it (one is
+   * kept for the probe) and nobody waits for one; returns its release.
+   */
+  take(): (() => void) | undefined {
+    if (this.#waiting.length || this.streams + this.#requests >= SERVER_STREAMS - 1) {
+      return undefined;
+    }
+    this.#requests++;
+    return this.#release();
+  }
+
+  /** Waits, first come first served, for a stream (see `take`); throws if `signal` aborts. */
+  room(signal?: AbortSignal): Promise<() => void> {
+    const taken = this.take();
+    if (taken) return Promise.resolve(taken);
+    signal?.throwIfAborted();
+    const { promise, resolve, reject } = Promise.withResolvers<() => void>();
+    const abort = () => {
+      this.#waiting.splice(this.#waiting.indexOf(handOver), 1);
+      reject(signal!.reason);
+    };
+    const handOver = (release: () => void) => {
+      signal?.removeEventListener("abort", abort);
+      resolve(release);
+    };
+    this.#waiting.push(handOver);
+    signal?.addEventListener("abort", abort, { once: true });
+    return promise;
+  }
+
+  /** Gives the stream back: to the first who waits for one, else to the connection. */
+  #release(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.shift();
+      if (next) next(this.#release());
+      else this.#requests--;
+    };
   }
 
   /** The HTTP client to send on. */

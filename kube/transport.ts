@@ -18,13 +18,13 @@ import { NetworkError, networkErrorFrom } from "./network_error.ts";
 const log = getLogger(["ptemplate", "client"]);
 
 /**
- * The most long-lived streams (watches) one connection carries. kube-apiserver lets a client have
- * 100 streams open at once on one HTTP/2 connection (`--http2-max-streams-per-connection`, whose
- * 0 means 100 since Kubernetes 1.29); past that, Deno queues a new request until a stream ends,
- * and watches never end soon: a request queued behind them gets no answer, nor does the `/livez`
- * that asks after the connection, which is then taken for dead and replaced with every watch on
- * it. So watches fill a connection up to this many, then open another (as Go's HTTP/2 client
- * does past the server's limit), and the rest of the limit stays for requests.
+ * The most watches one connection carries. kube-apiserver lets a client have SERVER_STREAMS open
+ * at once on one HTTP/2 connection; past that, Deno queues a new request until a stream ends, and
+ * watches never end soon: on a connection full of watches a request would get no answer, nor
+ * would the `/livez` that asks after the connection, which would then be taken for dead and
+ * replaced with every watch on it. So watches go on connections of their own, this many each
+ * (as Go's HTTP/2 client opens another connection at the server's limit), below the limit by a
+ * margin for a server or proxy that allows fewer.
  */
 export const STREAMS_PER_CONNECTION = 64;
 
@@ -56,8 +56,9 @@ export interface Exchange {
 
 /**
  * A fetch bound to one cluster's TLS settings and identity. Requests share one HTTP/2 connection
- * (the main one), and so do watches up to STREAMS_PER_CONNECTION; more watches go on further
- * connections of that many each, closed when their last watch ends. A connection can die without
+ * (the main one), as many at once as the server lets one connection carry (one stream kept for
+ * `/livez`); watches go on connections of their own, STREAMS_PER_CONNECTION each, each closed
+ * when its last watch ends, so that none waits behind another. A connection can die without
  * a FIN or RST (a NAT or firewall that forgot it) and then carry everything on it into silence.
  * So while anything waits on one, its watchdog asks its health record what to do: after a few
  * seconds of silence it asks the server for `/livez` on that connection, and when nothing at all
@@ -68,12 +69,12 @@ export interface Exchange {
 export class Transport {
   readonly config: ClusterConfig;
   /**
-   * Whether the server answers, by the main connection (requests, and the first watches); shared
-   * by everything that uses this transport. The connections for further watches take its timings.
+   * Whether the server answers, by the main connection (requests); shared by everything that uses
+   * this transport. The watches' connections are judged with its timings.
    */
   readonly health: ConnectionHealth = new ConnectionHealth();
   readonly #main: Connection;
-  /** Connections for the watches past the main connection's share, each holding up to its own. */
+  /** The watches' connections, each holding up to STREAMS_PER_CONNECTION. */
   readonly #streamConnections: Connection[] = [];
   #fileToken?: { value: string; readAt: number };
   #exec?: { credential: ExecCredential; client?: Deno.HttpClient };
@@ -123,8 +124,19 @@ export class Transport {
    * unless `stream` is set. Failures without an HTTP answer throw a `NetworkError`; the caller's
    * own abort is rethrown as it came.
    */
-  fetch(pathAndQuery: string, exchange: Exchange): Promise<Response> {
-    if (!exchange.stream) return this.#send(this.#main, pathAndQuery, exchange, () => {});
+  async fetch(pathAndQuery: string, exchange: Exchange): Promise<Response> {
+    if (!exchange.stream) {
+      const release = await this.#room(exchange);
+      const waited = monotonicMs() - release.since;
+      try {
+        return await this.#send(this.#main, pathAndQuery, {
+          ...exchange,
+          timeoutMs: exchange.timeoutMs && Math.max(1, exchange.timeoutMs - waited),
+        }, () => {});
+      } finally {
+        release();
+      }
+    }
     // The stream's place is taken now, before any await: watches started together spread out.
     const connection = this.#forStream();
     connection.streams++;
@@ -134,15 +146,38 @@ export class Transport {
       released = true;
       this.#streamEnded(connection);
     };
-    return this.#send(connection, pathAndQuery, exchange, release).catch((error) => {
+    return await this.#send(connection, pathAndQuery, exchange, release).catch((error) => {
       release();
       throw error;
     });
   }
 
+  /**
+   * Waits for a stream of the main connection (see Connection.room), within the request's own
+   * deadline: a request that finds them all taken for that long fails alone, unsent.
+   */
+  async #room(exchange: Exchange): Promise<(() => void) & { since: number }> {
+    const since = monotonicMs();
+    const free = this.#main.take();
+    if (free) return Object.assign(free, { since });
+    const deadline = exchange.timeoutMs ? AbortSignal.timeout(exchange.timeoutMs) : undefined;
+    const signals = [exchange.signal, deadline].filter((s) => s !== undefined);
+    try {
+      const release = await this.#main.room(signals.length ? AbortSignal.any(signals) : undefined);
+      return Object.assign(release, { since });
+    } catch (error) {
+      if (exchange.signal?.aborted || !deadline?.aborted) throw error;
+      throw new NetworkError(
+        "timeout",
+        `no answer from ${this.config.server} within ${
+          Number((exchange.timeoutMs / 1000).toFixed(1))
+        } s: every stream of the connection was taken by requests before it`,
+      );
+    }
+  }
+
   /** The connection a new stream goes on: the first with room, or a new one. */
   #forStream(): Connection {
-    if (this.#main.streams < STREAMS_PER_CONNECTION) return this.#main;
     const free = this.#streamConnections.find((c) => c.streams < STREAMS_PER_CONNECTION);
     if (free) return free;
     const health = new ConnectionHealth();
@@ -159,10 +194,10 @@ export class Transport {
     return connection;
   }
 
-  /** A stream ended: a further connection with none left is closed. */
+  /** A stream ended: a connection for streams with none left is closed. */
   #streamEnded(connection: Connection): void {
     connection.streams--;
-    if (connection === this.#main || connection.streams > 0) return;
+    if (connection.streams > 0) return;
     const at = this.#streamConnections.indexOf(connection);
     if (at < 0) return;
     this.#streamConnections.splice(at, 1);

@@ -24,6 +24,7 @@ import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog
 import { isolatedRunners } from "../plugin_isolation.ts";
 import { metricsRoles } from "../rbac_manifests.ts";
 import { checkRunFlags } from "../run_checks.ts";
+import { acrossNamespaces } from "../watch_scope.ts";
 import { webhookNames } from "../webhook_manifests.ts";
 
 type RunValues = FlagValuesOf<typeof RUN>;
@@ -72,9 +73,14 @@ export const runCommand = defineCommand({
     }
     const leaderElect = values["leader-elect"] ?? (inCluster || shards !== undefined);
     const { metricsBind, secureMetrics } = metrics;
+    const plugins = entries.map((e) => e.plugin);
     logger.info("plugins: {plugins}; watching {scope}; {work}", {
       plugins: entries.map((e) => e.plugin.name).join(", "),
-      scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
+      scope: namespaces.length > 10
+        ? `${namespaces.length} namespaces (${namespaces.slice(0, 3).join(", ")}, …)`
+        : namespaces.length
+        ? `namespaces ${namespaces.join(", ")}`
+        : "all namespaces",
       work: shards !== undefined
         ? `the work split among the replicas in ${shards} shard(s)`
         : `leader election ${leaderElect ? "on" : "off"}`,
@@ -83,8 +89,9 @@ export const runCommand = defineCommand({
     const manager = new Manager({
       operator,
       client,
-      plugins: entries.map((e) => e.plugin),
+      plugins,
       namespaces,
+      acrossNamespaces: await acrossNamespaces(client, plugins, namespaces, logger),
       leaderElection: leaderElect && {
         namespace: values["leader-election-namespace"] ?? config.namespace,
         name: values["leader-election-id"],

@@ -4,7 +4,8 @@
  * WATCH_NAMESPACE (as OLM's OperatorGroup does), runs 60 s after its caches synced (1,800 watches,
  * one per kind and namespace, far past the 100 streams kube-apiserver allows on one connection)
  * without a watch or connection declared dead, reconciles in the listed namespaces, and touches
- * nothing outside them.
+ * nothing outside them. Allowed to read everywhere as well, it watches each kind once across all
+ * namespaces instead, and still keeps to the listed ones.
  */
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
@@ -18,7 +19,7 @@ import { WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";
-import { installAllButDeployment } from "./fixtures/manifests.ts";
+import { installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const TENANTS = Array.from({ length: 300 }, (_, i) => `tenant-${i}`);
@@ -114,4 +115,45 @@ await integrationTest("300 namespaces listed: every watch lives, work stays insi
   } finally {
     expect((await operator.stop()).code).toBe(0);
   }
+
+  await step("allowed to read everywhere, it watches each kind once across them", async () => {
+    // deploy/'s ClusterRole besides the Roles; new Ptemplates, made while it is away.
+    await installAllButDeployment(admin, await kustomize(plane.binaries.kubectl, "deploy"));
+    for (const namespace of ["tenant-5", "outside-c"]) {
+      if (namespace === "outside-c") {
+        await admin.create(NAMESPACE, { metadata: { name: namespace } });
+      }
+      await admin.create(PTEMPLATE, {
+        metadata: { name: "later", namespace },
+        spec: { selector: { pool: "none" } },
+      } as Unstructured);
+    }
+    const across = OperatorRun.start([
+      "run",
+      `--kubeconfig=${identity.kubeconfigPath}`,
+      "--metrics-bind-address=0",
+      "--health-probe-bind-address=0",
+    ], { env: { WATCH_NAMESPACE: TENANTS.join(",") } });
+    try {
+      await eventually(async () => {
+        const pt = await admin.get(PTEMPLATE, "later", { namespace: "tenant-5" });
+        expect(pt.status?.observedGeneration).toBe(1);
+        await admin.get(MODULE, "later", { namespace: "tenant-5" });
+      }, { timeoutMs: 60_000 });
+      const informers = across.lines.find((l) => l.msg.startsWith("waiting for "))!.count;
+      // Six kinds (two of them Pods, by two selectors) and Nodes, not 1,801.
+      expect(informers).toBe(7);
+      expect(across.lines.find((l) => / watched across all namespaces /.test(l.msg))?.each)
+        .toBe("no kind");
+      for (const namespace of [...OUTSIDE, "outside-c"]) {
+        expect((await admin.list(MODULE, { namespace })).items).toEqual([]);
+        expect((await admin.list(DAEMON_SET, { namespace })).items).toEqual([]);
+        for (const pt of (await admin.list(PTEMPLATE, { namespace })).items) {
+          expect(pt.status).toBeUndefined();
+        }
+      }
+    } finally {
+      expect((await across.stop()).code).toBe(0);
+    }
+  });
 });

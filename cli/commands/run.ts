@@ -246,8 +246,8 @@ async function webhooksFor(
 /** Says once that a server waits for its certificate, which a mount may still bring. */
 function waitingFor(what: string, reason: string, logger: Logger): void {
   logger.warn(
-    "{what} wait for their certificate: {reason}; /readyz fails until tls.crt and tls.key are " +
-      "there (a Secret mounted, as cert-manager's is) and then they are served",
-    { what, reason },
+    "{server} wait for their certificate: {reason}; /readyz fails until tls.crt and tls.key " +
+      "are there (a Secret mounted, as cert-manager's is) and then they are served",
+    { server: what, reason },
   );
 }

@@ -20,8 +20,9 @@ export interface InformerPoolOptions {
   /**
    * Namespaced kinds to watch once across all namespaces, keeping only what is in `namespaces`,
    * rather than once in each: one list and watch instead of one per namespace (each watch costs
-   * some 50 KiB, a third of it Deno's own), for reads of every namespace's objects of the kind
-   * (the operator must be allowed to list and watch it cluster-wide). None by default.
+   * some 50 KiB, most of it Deno's own stream: bench/README.md), for reads of every namespace's
+   * objects of the kind (the operator must be allowed to list and watch it cluster-wide). None
+   * by default.
    */
   acrossNamespaces?: (resource: Resource) => boolean;
   log: Logger;

@@ -7,14 +7,7 @@ import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { EnvSpecs } from "./environment.ts";
 import type { FlagSpecs } from "./flags.ts";
 import { RELEASE_URL } from "./scaffold_operator.ts";
-import {
-  BIND_ADDRESS,
-  existing,
-  NOT_EMPTY,
-  numberFrom,
-  objectName,
-  seconds,
-} from "./value_rules.ts";
+import { BIND_ADDRESS, existing, numberFrom, objectName, seconds } from "./value_rules.ts";
 import { webhookNames } from "./webhook_manifests.ts";
 
 /**
@@ -41,7 +34,6 @@ export const CONNECTION = {
     placeholder: "NAME",
     help: "kubeconfig context",
     defaultIs: "its current-context",
-    valid: NOT_EMPTY,
   },
   "kube-api-qps": {
     kind: "number",

@@ -92,13 +92,6 @@ export const BIND_ADDRESS: ValueRule = {
   },
 };
 
-/** Anything but nothing: an empty value (`--context=`, an unset variable in a template) is a slip. */
-export const NOT_EMPTY: ValueRule = {
-  rule: "not empty",
-  problem: (value, name) =>
-    value === "" ? `${name} is empty: give a value, or leave the flag out` : undefined,
-};
-
 /** A path that must exist when it is given, as a `file` or a `directory`; `fix` says how to get one. */
 export function existing(type: "file" | "directory", fix: string): ValueRule {
   return {

@@ -79,6 +79,7 @@ export class Transport {
   #fileToken?: { value: string; readAt: number };
   #exec?: { credential: ExecCredential; client?: Deno.HttpClient };
   #closed = false;
+  #replaced = 0;
 
   constructor(config: ClusterConfig) {
     if (!/^https?:\/\//.test(config.server)) {
@@ -116,8 +117,6 @@ export class Transport {
   get replaced(): number {
     return this.#replaced;
   }
-
-  #replaced = 0;
 
   /**
    * Sends one request to `path` (with query) and returns the response, its body already read

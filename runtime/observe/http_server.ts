@@ -107,6 +107,8 @@ export class HttpServer {
   /** The last pair the TLS stack refused: not tried (nor logged) again until the files change. */
   #refused?: ServingCertificate;
   #problem = "not started";
+  /** The problem last logged. */
+  #told?: string;
   #reload?: ReturnType<typeof setInterval>;
   #refreshing?: Promise<void>;
   #stopped = false;
@@ -237,9 +239,6 @@ export class HttpServer {
     if (!this.#backend) this.#problem = problem;
     this.#options.log[level]("{server}: {problem}", { server: this.#options.name, problem });
   }
-
-  /** The problem last logged. */
-  #told?: string;
 
   #serve(certificate?: ServingCertificate): Backend {
     const server = Deno.serve({

@@ -112,7 +112,7 @@ export async function runOperator(
     return 0;
   }
   const carried = carriedOf(options);
-  const context: Omit<CommandContext, "args"> = {
+  const context: Omit<CommandContext, "args" | "given"> = {
     operator,
     catalog: async (values) => {
       const loaded = await loadPluginModules(values.plugin ?? []);
@@ -120,12 +120,12 @@ export async function runOperator(
     },
   };
   try {
-    const { values, positional } = parseFlags(rest, command.flags, operator);
+    const { values, positional, given } = parseFlags(rest, command.flags, operator);
     if (positional.length && !command.args) {
       throw new UsageError(`unexpected argument "${positional[0]}"`);
     }
     // The values of the command's own flags, parsed by its own specs.
-    return await command.run(values as never, { ...context, args: positional });
+    return await command.run(values as never, { ...context, args: positional, given });
   } catch (error) {
     // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
     const misuse = error instanceof UsageError ||

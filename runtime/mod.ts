@@ -13,5 +13,6 @@ export * from "./plugin/mod.ts";
 export * from "./reconcile/mod.ts";
 export * from "./webhooks/mod.ts";
 export * from "./manager.ts";
+export * from "./shutdown_signal.ts";
 export * from "./rbac.ts";
 export * from "./isolation/mod.ts";

@@ -526,6 +526,14 @@ export class LeaderElector {
         }`,
       );
     }
+    if (isApiError(error, 422) || isApiError(error, 400)) {
+      // A name or namespace the API server refuses: no retry can make it take it.
+      throw new StartupError(
+        `the API server refuses the Lease ${namespace}/${name}: ${error.message}; choose a ` +
+          "valid name with --leader-election-id (a DNS subdomain) and namespace with " +
+          "--leader-election-namespace",
+      );
+    }
     if (isApiError(error, 404) && error.details?.kind === "namespaces") {
       throw new StartupError(
         `the leader-election namespace "${namespace}" does not exist: create it (kubectl ` +

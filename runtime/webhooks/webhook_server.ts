@@ -202,14 +202,12 @@ export class WebhookServer {
     return this.#server;
   }
 
-  /** Listens, and serves once a certificate is at hand (looked for again every `reloadMs`). */
-  async start(): Promise<void> {
-    await this.#server.start();
-    this.#options.log.info("serving webhooks on {address}", {
-      what: "webhooks",
-      address: `${this.#options.bind.hostname}:${this.port}`,
-      port: this.port,
-    });
+  /**
+   * Listens, and serves once a certificate is at hand (looked for again every `reloadMs`); whoever
+   * starts it says where, and whether it serves yet (`problem`).
+   */
+  start(): Promise<void> {
+    return this.#server.start();
   }
 
   /** Stops accepting, lets the requests in flight finish, then closes what is left. */

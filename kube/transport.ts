@@ -119,6 +119,15 @@ export class Transport {
   }
 
   /**
+   * The bearer token this configuration sends (its own, its file's, or its exec plugin's), for a
+   * request to someone who checks it with the API server; undefined for a client certificate.
+   */
+  async bearerToken(): Promise<string | undefined> {
+    const exec = this.config.exec ? await this.#execCredential() : undefined;
+    return exec ? exec.credential.token : await this.#token();
+  }
+
+  /**
    * Sends one request to `path` (with query) and returns the response, its body already read
    * unless `stream` is set. Failures without an HTTP answer throw a `NetworkError`; the caller's
    * own abort is rethrown as it came.

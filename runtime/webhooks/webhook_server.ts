@@ -9,6 +9,7 @@
  * plugin may look at for them is what the review's requester may read (`requesterMay`).
  */
 import type { KubeClient } from "../../kube/client.ts";
+import { endSpan, operatorTracer, SpanKind, withSpan } from "../../util/tracer.ts";
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
 import type { Resource } from "../../kube/resource.ts";
@@ -221,12 +222,21 @@ export class WebhookServer {
   }
 
   async #counted(route: string, answer: () => Promise<unknown>): Promise<Response> {
+    // Named by route, never by what a caller sent: its spans, like its counts, stay few.
+    const span = operatorTracer().startSpan(`webhook ${route}`, {
+      kind: SpanKind.SERVER,
+      attributes: { "webhook.route": route },
+    });
     try {
-      const review = await answer();
+      const review = await withSpan(span, answer);
       this.#count(route, "answered");
+      const allowed = (review as { response?: { allowed?: unknown } })?.response?.allowed;
+      if (typeof allowed === "boolean") span.setAttribute("webhook.allowed", allowed);
+      endSpan(span);
       return Response.json(review);
     } catch (error) {
       this.#count(route, "failed");
+      endSpan(span, error);
       throw error;
     }
   }

@@ -206,6 +206,13 @@ export const RUN = {
     valid: objectName("dns1035", "a Service name"),
     default: (operator) => webhookNames(operator).service,
   },
+  "visit-history": {
+    kind: "integer",
+    placeholder: "N",
+    help: "recent visits each controller keeps for explain (a ring: its memory is bounded)",
+    valid: numberFrom(1, 1_000_000, "visits", { integer: true }),
+    default: 1000,
+  },
   concurrency: {
     kind: "integer",
     placeholder: "N",
@@ -269,6 +276,36 @@ export const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpec
 
 /** `check`: the stored objects this version's rules would refuse as new. */
 export const CHECK = INSTALL;
+
+/** `explain`: one object's recent reconciles, from a running operator. */
+export const EXPLAIN = {
+  ...CONNECTION,
+  ...PLUGINS,
+  endpoint: {
+    kind: "string",
+    placeholder: "URL",
+    help: "the running operator's metrics address (in a cluster: port-forward to the leader)",
+    default: `http://${METRICS_ADDRESS.plain}`,
+  },
+  "ca-file": {
+    kind: "string",
+    placeholder: "FILE",
+    help: "the CA that signed the metrics certificate, for an https endpoint",
+    valid: existing("file", "give the CA certificate's path (PEM)"),
+  },
+  "service-account": {
+    kind: "string",
+    placeholder: "NS/NAME",
+    help: "ask as this ServiceAccount (a token made for it; it must be bound to the metrics " +
+      "reader ClusterRole)",
+  },
+  "token-file": {
+    kind: "string",
+    placeholder: "FILE",
+    help: "ask with the bearer token in this file",
+    valid: existing("file", "give the path of a file holding a bearer token"),
+  },
+} as const satisfies FlagSpecs;
 
 /** `uninstall`: the CRDs out of a cluster, and what they hold with them. */
 export const UNINSTALL = {

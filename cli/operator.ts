@@ -12,6 +12,7 @@ import {
   bundleCommand,
   checkCommand,
   crdsCommand,
+  explainCommand,
   installCommand,
   newCommand,
   rbacCommand,
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, AnyCommand> = {
   rbac: rbacCommand,
   install: installCommand,
   check: checkCommand,
+  explain: explainCommand,
   uninstall: uninstallCommand,
   bundle: bundleCommand,
   scorecard: scorecardCommand,
@@ -161,6 +163,7 @@ function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
   const examples: (readonly [string, string])[] = [
     ["install", "add the CRDs to the current cluster"],
     ["check", "stored objects this version's rules would refuse as new (before an upgrade)"],
+    ["explain ptemplate default/consumer-pod", "why it did what it did to an object"],
     ["--kubeconfig ~/.kube/config", "run against it from a workstation"],
     ["--namespace demo --log-format text --leader-elect", ""],
     ["crds > crds.yaml", "review the CRDs before installing them"],

@@ -133,6 +133,13 @@ const FLAGS: Record<keyof typeof RUN, Row> = {
       /not a Service name, .*DNS-1035 label.*for example --webhook-service=hooks$/,
     ]],
   },
+  "visit-history": {
+    takes: ["1", "5000"],
+    refuses: [EMPTY, ["0", /from 1 to 1000000 visits, not 0/], [
+      "1.5",
+      /takes a whole number, not "1.5"/,
+    ]],
+  },
   concurrency: {
     takes: ["1", "100"],
     refuses: [EMPTY, ["0", /from 1 to 100 workers per plugin, not 0/], [

@@ -24,6 +24,7 @@ import {
   selfSignedCertificate,
   type ServerLimits,
 } from "./observe/mod.ts";
+import { explainRoute } from "./explain.ts";
 import {
   cause,
   ChildProblems,
@@ -107,6 +108,13 @@ export interface ManagerOptions {
     /** The ClusterRole a refused caller is told to be bound to (`rbac` prints it). */
     readerRole?: string;
   };
+  /**
+   * The ClusterRole that grants `get /metrics`, named in a refusal of `/debug/explain` when the
+   * metrics are served in plain HTTP (with HTTPS, `secureMetrics.readerRole` says it).
+   */
+  metricsReaderRole?: string;
+  /** How many recent visits each controller keeps for `explain`; default 1000. */
+  visitHistory?: number;
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -338,6 +346,7 @@ export class Manager {
         concurrency: options.concurrency,
         runner: this.#runners.get(plugin.name),
         reconcileTimeoutMs: options.reconcileTimeoutMs,
+        visitHistory: options.visitHistory,
       })
     );
   }
@@ -478,11 +487,14 @@ export class Manager {
       );
     }
     if (metricsBind) {
-      const reviewer = secureMetrics
-        ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
-        : undefined;
+      // Whoever may read /metrics may ask for a timeline: over HTTPS, and on loopback too.
+      const reviewer = new AccessReviewer(callerClient("metrics-auth"), {
+        log: rootLog("metrics"),
+      });
+      const readerRole = secureMetrics?.readerRole ?? this.#options.metricsReaderRole;
       const routes = [
-        metricsRoute(this.registry, reviewer, { readerRole: secureMetrics?.readerRole }),
+        metricsRoute(this.registry, secureMetrics ? reviewer : undefined, { readerRole }),
+        explainRoute(this.controllers, reviewer, { readerRole }),
         ...shared ? probes.routes() : [],
       ];
       const tls = secureMetrics && {

@@ -232,6 +232,7 @@ await binariesTest(
           "rbac",
           "install",
           "check",
+          "explain",
           "uninstall",
           "bundle",
           "scorecard",

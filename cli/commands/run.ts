@@ -101,6 +101,8 @@ export const runCommand = defineCommand({
       secureMetrics,
       healthBind,
       webhooks,
+      metricsReaderRole: metricsRoles(operator).reader,
+      visitHistory: values["visit-history"],
       concurrency: values.concurrency,
       reconcileTimeoutMs: values["reconcile-timeout"] * 1000,
       runnerFor: isolatedRunners(entries, {

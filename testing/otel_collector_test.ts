@@ -21,7 +21,10 @@ const found = await findBinaries({ names: ["otelcol"] }).then(
 const skip = "error" in found && found.error instanceof BinariesUnavailable && !inCi();
 if (skip) console.error(`\n!!! SKIPPING otel collector tests (not under CI): ${found.error}\n`);
 
-/** The traced program: `run.id` marks its spans; "no-child" leaves the child span out. */
+/**
+ * The traced program: `run.id` marks its spans; "no-child" leaves the child span out; "linger"
+ * keeps running after the trace, as the operator does, until it is killed.
+ */
 const PROGRAM = `
 import { SpanStatusCode, trace } from "npm:@opentelemetry/api@1.9.0";
 const [runId, variant] = Deno.args;
@@ -39,28 +42,35 @@ tracer.startActiveSpan("parent", {
   parent.setStatus({ code: SpanStatusCode.ERROR, message: "boom" });
   parent.end();
 });
+if (variant === "linger") setInterval(() => {}, 60_000);
 `;
 
 /** Runs the program to its end (Deno sends what it holds at exit) and returns its run id. */
 async function runProgram(env: Record<string, string>, variant = "full"): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "ptemplate-otel-program-" });
-  try {
-    await Deno.writeTextFile(`${dir}/program.ts`, PROGRAM);
-    const runId = crypto.randomUUID();
-    // No config: the program pins its one import and must not touch the repository's lock file.
-    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-config", "--no-lock", `${dir}/program.ts`, runId, variant],
-      env: { ...env, OTEL_SERVICE_NAME: "otel-collector-test", NO_COLOR: "1" },
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (code !== 0) {
-      throw new Error(`the traced program failed:\n${new TextDecoder().decode(stderr)}`);
-    }
-    return runId;
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  const program = await startProgram(env, variant);
+  const { code, stderr } = await program.child.output();
+  await Deno.remove(program.dir, { recursive: true });
+  if (code !== 0) {
+    throw new Error(`the traced program failed:\n${new TextDecoder().decode(stderr)}`);
   }
+  return program.runId;
+}
+
+async function startProgram(
+  env: Record<string, string>,
+  variant: string,
+): Promise<{ runId: string; child: Deno.ChildProcess; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "ptemplate-otel-program-" });
+  await Deno.writeTextFile(`${dir}/program.ts`, PROGRAM);
+  const runId = crypto.randomUUID();
+  // No config: the program pins its one import and must not touch the repository's lock file.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-config", "--no-lock", `${dir}/program.ts`, runId, variant],
+    env: { ...env, OTEL_SERVICE_NAME: "otel-collector-test", NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  return { runId, child, dir };
 }
 
 /** Throws unless the collector holds run `runId`'s whole trace, as the program made it. */
@@ -152,6 +162,17 @@ collectorTest(
     await step("with denoEnv()", async () => {
       const runId = await runProgram(collector.denoEnv());
       await eventually(() => received(collector, runId));
+    });
+    await step("from a process that keeps running, with denoEnv()", async () => {
+      const program = await startProgram(collector.denoEnv(), "linger");
+      try {
+        await eventually(() => received(collector, program.runId));
+        expect(await Promise.race([program.child.status, "running"])).toBe("running");
+      } finally {
+        program.child.kill("SIGKILL");
+        await program.child.output();
+        await Deno.remove(program.dir, { recursive: true });
+      }
     });
   },
 );

@@ -206,6 +206,12 @@ export const RUN = {
     valid: objectName("dns1035", "a Service name"),
     default: (operator) => webhookNames(operator).service,
   },
+  "priority-queue": {
+    kind: "boolean",
+    help: "edits before bulk work: a start's, a resync's or a shard's backlog does not hold up " +
+      "a person's edit (false: one line, first come first served)",
+    default: true,
+  },
   "visit-history": {
     kind: "integer",
     placeholder: "N",

@@ -133,6 +133,10 @@ const FLAGS: Record<keyof typeof RUN, Row> = {
       /not a Service name, .*DNS-1035 label.*for example --webhook-service=hooks$/,
     ]],
   },
+  "priority-queue": {
+    takes: ["true", "false"],
+    refuses: [["maybe", /true or false/]],
+  },
   "visit-history": {
     takes: ["1", "5000"],
     refuses: [EMPTY, ["0", /from 1 to 1000000 visits, not 0/], [

@@ -115,6 +115,11 @@ export interface ManagerOptions {
   metricsReaderRole?: string;
   /** How many recent visits each controller keeps for `explain`; default 1000. */
   visitHistory?: number;
+  /**
+   * Edits before bulk work in every controller's queue (default true): a start's, a resync's or
+   * a shard's backlog does not hold up a person's edit. False: one line, first come first served.
+   */
+  priorityQueue?: boolean;
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -347,6 +352,7 @@ export class Manager {
         runner: this.#runners.get(plugin.name),
         reconcileTimeoutMs: options.reconcileTimeoutMs,
         visitHistory: options.visitHistory,
+        priorityQueue: options.priorityQueue,
       })
     );
   }

@@ -103,6 +103,7 @@ export const runCommand = defineCommand({
       webhooks,
       metricsReaderRole: metricsRoles(operator).reader,
       visitHistory: values["visit-history"],
+      priorityQueue: values["priority-queue"],
       concurrency: values.concurrency,
       reconcileTimeoutMs: values["reconcile-timeout"] * 1000,
       runnerFor: isolatedRunners(entries, {

@@ -79,6 +79,8 @@ export interface ControllerDeps {
   strictReads?: boolean;
   /** How many recent visits `history` keeps, for `explain`; default 1000. */
   visitHistory?: number;
+  /** Edits before bulk work in the queue (default true); see WorkQueueOptions.priority. */
+  priorityQueue?: boolean;
 }
 
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
@@ -202,7 +204,10 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #run(stop: AbortSignal, abort: AbortSignal): Promise<void> {
     const { metrics } = this.#deps;
-    const queue = new WorkQueue({ observer: metrics.queueObserver(this.name) });
+    const queue = new WorkQueue({
+      observer: metrics.queueObserver(this.name),
+      priority: this.#deps.priorityQueue,
+    });
     this.#queue = queue;
     metrics.trackQueue(this.name, queue);
     metrics.reconcilePanics.inc({ controller: this.name }, 0);

@@ -291,3 +291,10 @@ Deno.test(
     expect(queue.idle).toBe(true);
   }),
 );
+
+Deno.test("without priority, one first-come-first-served line", async () => {
+  const queue = new WorkQueue({ priority: false });
+  queue.add("bulk", cause("start"));
+  queue.add("edit", cause("updated"));
+  expect([(await queue.get())?.key, (await queue.get())?.key]).toEqual(["bulk", "edit"]);
+});

@@ -17,6 +17,8 @@ import {
   HttpFront,
 } from "./http_front.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
+import { certificateNotAfter } from "./certificate_expiry.ts";
+import type { Gauge, Registry } from "./metrics.ts";
 
 /** A serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -85,7 +87,28 @@ export interface HttpServerOptions {
   /** HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). */
   tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
   limits?: Partial<ServerLimits>;
+  /**
+   * Where `serving_certificate_expiration_timestamp_seconds{server}` goes: when the certificate
+   * served now stops being valid (set once one is served over HTTPS).
+   */
+  registry?: Registry;
+  /**
+   * Told of every request for one of `routes` (by the route's path, never the caller's) as it
+   * starts; the function it returns is told the answer's status. Refusals by the server's own
+   * limits (405, 413, 503) count as the route's answers too.
+   */
+  observe?: (route: string) => (status: number) => void;
   log: Logger;
+}
+
+/** The gauge of when each server's certificate expires; see HttpServerOptions.registry. */
+export function certificateExpiryGauge(registry: Registry): Gauge {
+  return registry.gauge(
+    "serving_certificate_expiration_timestamp_seconds",
+    "When the certificate a server presents now stops being valid (its notAfter), in seconds " +
+      "since the epoch",
+    ["server"],
+  );
 }
 
 interface Backend {
@@ -98,6 +121,7 @@ export class HttpServer {
   readonly #limits: ServerLimits;
   readonly #front: HttpFront;
   readonly #warnings: WarningThrottle;
+  readonly #expiry?: Gauge;
   #backend?: Backend;
   #serving?: ServingCertificate;
   #problem = "not started";
@@ -119,6 +143,7 @@ export class HttpServer {
       ...options.limits,
     };
     this.#warnings = new WarningThrottle(options.log);
+    if (options.registry && options.tls) this.#expiry = certificateExpiryGauge(options.registry);
     this.#front = new HttpFront({
       bind: options.bind,
       name: options.name,
@@ -205,11 +230,21 @@ export class HttpServer {
     const old = this.#backend;
     this.#backend = backend;
     this.#serving = next;
+    this.#exposeExpiry(next);
     if (old) {
       this.rotations++;
       this.#options.log.info("{server}: took a new certificate", { server: this.#options.name });
       await old.server.shutdown();
     }
+  }
+
+  /** Sets the expiry gauge to the certificate now served (or drops it when it cannot be read). */
+  #exposeExpiry(certificate: ServingCertificate): void {
+    if (!this.#expiry) return;
+    const labels = { server: this.#options.name };
+    const notAfter = certificateNotAfter(certificate.cert);
+    if (notAfter) this.#expiry.set(labels, notAfter.getTime() / 1000);
+    else this.#expiry.remove(labels);
   }
 
   #serve(certificate?: ServingCertificate): Backend {
@@ -265,6 +300,25 @@ export class HttpServer {
       });
       return text(404, "not found\n");
     }
+    const answered = this.#options.observe?.(route.path);
+    let status = 500;
+    try {
+      const response = await this.#routed(route, request, path, caller, body);
+      status = response.status;
+      return response;
+    } finally {
+      answered?.(status);
+    }
+  }
+
+  /** The answer of a route: the server's limits first, then its handler. */
+  async #routed(
+    route: Route,
+    request: Request,
+    path: string,
+    caller: string,
+    body: BodyState,
+  ): Promise<Response> {
     if (!route.methods.includes(request.method)) {
       return text(405, `${route.methods.join(" or ")} only\n`, {
         allow: route.methods.join(", "),

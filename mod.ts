@@ -108,12 +108,8 @@ export type { WatchEvent } from "./kube/watch.ts";
 export type { WriteFence } from "./kube/write_fence.ts";
 export type { ClusterConfig, ExecConfig } from "./kube/cluster_config.ts";
 export { loadClusterConfig, type LoadOptions } from "./kube/load_config.ts";
-export {
-  Manager,
-  type ManagerEndpoints,
-  type ManagerOptions,
-  shutdownSignal,
-} from "./runtime/manager.ts";
+export { Manager, type ManagerEndpoints, type ManagerOptions } from "./runtime/manager.ts";
+export { shutdownSignal } from "./runtime/shutdown_signal.ts";
 export { setupLogging } from "./runtime/observe/mod.ts";
 export type {
   AccessAttributes,

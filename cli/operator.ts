@@ -12,6 +12,7 @@ import {
   bundleCommand,
   checkCommand,
   crdsCommand,
+  explainCommand,
   installCommand,
   newCommand,
   rbacCommand,
@@ -61,6 +62,7 @@ const COMMANDS: Record<string, AnyCommand> = {
   rbac: rbacCommand,
   install: installCommand,
   check: checkCommand,
+  explain: explainCommand,
   uninstall: uninstallCommand,
   bundle: bundleCommand,
   scorecard: scorecardCommand,
@@ -112,7 +114,7 @@ export async function runOperator(
     return 0;
   }
   const carried = carriedOf(options);
-  const context: Omit<CommandContext, "args"> = {
+  const context: Omit<CommandContext, "args" | "given"> = {
     operator,
     catalog: async (values) => {
       const loaded = await loadPluginModules(values.plugin ?? []);
@@ -120,12 +122,12 @@ export async function runOperator(
     },
   };
   try {
-    const { values, positional } = parseFlags(rest, command.flags, operator);
+    const { values, positional, given } = parseFlags(rest, command.flags, operator);
     if (positional.length && !command.args) {
       throw new UsageError(`unexpected argument "${positional[0]}"`);
     }
     // The values of the command's own flags, parsed by its own specs.
-    return await command.run(values as never, { ...context, args: positional });
+    return await command.run(values as never, { ...context, args: positional, given });
   } catch (error) {
     // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
     const misuse = error instanceof UsageError ||
@@ -161,6 +163,7 @@ function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
   const examples: (readonly [string, string])[] = [
     ["install", "add the CRDs to the current cluster"],
     ["check", "stored objects this version's rules would refuse as new (before an upgrade)"],
+    ["explain ptemplate default/consumer-pod", "why it did what it did to an object"],
     ["--kubeconfig ~/.kube/config", "run against it from a workstation"],
     ["--namespace demo --log-format text --leader-elect", ""],
     ["crds > crds.yaml", "review the CRDs before installing them"],

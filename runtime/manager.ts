@@ -9,6 +9,7 @@ import {
   AccessReviewer,
   type BindAddress,
   connectionChecks,
+  exposeConnections,
   exposeProcessMetrics,
   exposeRequestCounts,
   HttpServer,
@@ -23,6 +24,7 @@ import {
   selfSignedCertificate,
   type ServerLimits,
 } from "./observe/mod.ts";
+import { explainRoute } from "./explain.ts";
 import {
   cause,
   ChildProblems,
@@ -60,6 +62,13 @@ export interface ManagerOptions {
   operator?: OperatorIdentity;
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
+  /**
+   * With `namespaces`: kinds to watch once across all namespaces, keeping what is in them,
+   * instead of once per namespace (see InformerPoolOptions.acrossNamespaces); the operator must
+   * be allowed to list and watch such a kind cluster-wide. `run` picks them
+   * (cli/watch_scope.ts). None by default.
+   */
+  acrossNamespaces?: (resource: Resource) => boolean;
   /**
    * Lease to lead on, or false to run controllers at once (one instance only!). With `shards`,
    * the ring's leases are named after it, in its namespace, with its identity and timings.
@@ -99,6 +108,18 @@ export interface ManagerOptions {
     /** The ClusterRole a refused caller is told to be bound to (`rbac` prints it). */
     readerRole?: string;
   };
+  /**
+   * The ClusterRole that grants `get /metrics`, named in a refusal of `/debug/explain` when the
+   * metrics are served in plain HTTP (with HTTPS, `secureMetrics.readerRole` says it).
+   */
+  metricsReaderRole?: string;
+  /** How many recent visits each controller keeps for `explain`; default 1000. */
+  visitHistory?: number;
+  /**
+   * Edits before bulk work in every controller's queue (default true): a start's, a resync's or
+   * a shard's backlog does not hold up a person's edit. False: one line, first come first served.
+   */
+  priorityQueue?: boolean;
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -219,6 +240,7 @@ export class Manager {
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
+    exposeConnections(this.registry, options.client.transport);
     exposeProcessMetrics(this.registry);
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
@@ -247,6 +269,7 @@ export class Manager {
     }
     this.pool = new InformerPool(options.client, {
       namespaces: options.namespaces,
+      acrossNamespaces: options.acrossNamespaces,
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
       children: {
@@ -328,6 +351,8 @@ export class Manager {
         concurrency: options.concurrency,
         runner: this.#runners.get(plugin.name),
         reconcileTimeoutMs: options.reconcileTimeoutMs,
+        visitHistory: options.visitHistory,
+        priorityQueue: options.priorityQueue,
       })
     );
   }
@@ -415,20 +440,30 @@ export class Manager {
     };
   }
 
-  /** Starts a server and says where it listens. */
+  /**
+   * Starts a server and says where it listens, and, when it cannot serve yet (an HTTPS server
+   * whose certificate is still to come), why not.
+   */
   async #listen(
     what: string,
-    server: { start(): Promise<void>; port?: number },
+    server: { start(): Promise<void>; port?: number; problem?: string },
     bind: BindAddress,
     https?: boolean,
   ): Promise<void> {
     await server.start();
-    this.#log.info("serving {what} on {address}", {
-      what,
-      address: `${bind.hostname}:${server.port}`,
-      port: server.port,
-      ...(https === undefined ? {} : { https }),
-    });
+    const { problem } = server;
+    this.#log.info(
+      problem
+        ? "listening for {what} on {address}, not serving yet: {problem}"
+        : "serving {what} on {address}",
+      {
+        what,
+        address: `${bind.hostname}:${server.port}`,
+        port: server.port,
+        ...(https === undefined ? {} : { https }),
+        ...(problem ? { problem } : {}),
+      },
+    );
   }
 
   /**
@@ -459,11 +494,14 @@ export class Manager {
       );
     }
     if (metricsBind) {
-      const reviewer = secureMetrics
-        ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
-        : undefined;
+      // Whoever may read /metrics may ask for a timeline: over HTTPS, and on loopback too.
+      const reviewer = new AccessReviewer(callerClient("metrics-auth"), {
+        log: rootLog("metrics"),
+      });
+      const readerRole = secureMetrics?.readerRole ?? this.#options.metricsReaderRole;
       const routes = [
-        metricsRoute(this.registry, reviewer, { readerRole: secureMetrics?.readerRole }),
+        metricsRoute(this.registry, secureMetrics ? reviewer : undefined, { readerRole }),
+        explainRoute(this.controllers, reviewer, { readerRole }),
         ...shared ? probes.routes() : [],
       ];
       const tls = secureMetrics && {
@@ -475,6 +513,8 @@ export class Manager {
       };
       const http = server("metrics", metricsBind, routes, tls || undefined);
       servers.push(http);
+      // Over HTTPS, not ready while its certificate is not at hand (a mount may bring it later).
+      if (tls) probes.register({ readyz: { metrics: () => http.problem } });
       await this.#listen("metrics", http, metricsBind, Boolean(secureMetrics));
       this.endpoints.metricsPort = http.port;
       if (shared) {
@@ -716,37 +756,4 @@ function abortPromise(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
-}
-
-/**
- * An AbortSignal that fires on the first SIGTERM or SIGINT: a graceful drain and lease release.
- * Repeats within `repeatWindowMs` are the same request (a terminal's Ctrl-C under `deno task`
- * reaches the operator twice: from the terminal, and forwarded by deno task); a signal after
- * that window forces an exit at once.
- */
-export function shutdownSignal(
-  log: Logger = rootLog("manager"),
-  options: { repeatWindowMs?: number } = {},
-): AbortSignal {
-  const windowMs = options.repeatWindowMs ?? 2_000;
-  const controller = new AbortController();
-  let first: number | undefined;
-  const handler = (signal: Deno.Signal) => () => {
-    if (first === undefined) {
-      first = performance.now();
-      log.info("received {signal}; shutting down (again after {seconds} s to exit at once)", {
-        signal,
-        seconds: windowMs / 1000,
-      });
-      controller.abort();
-    } else if (performance.now() - first < windowMs) {
-      log.debug("{signal} again: already shutting down", { signal });
-    } else {
-      log.warn("{signal} again: exiting now, without finishing", { signal });
-      Deno.exit(1);
-    }
-  };
-  Deno.addSignalListener("SIGTERM", handler("SIGTERM"));
-  Deno.addSignalListener("SIGINT", handler("SIGINT"));
-  return controller.signal;
 }

@@ -12,6 +12,8 @@ export const KWOK_VERSION = "v0.8.0";
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
 export const PROMETHEUS_VERSION = "v0.316.0";
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
+/** The OpenTelemetry Collector release (contrib and core `v0.x` modules; core `v1.x` ones pair with it). */
+export const OTEL_COLLECTOR_VERSION = "v0.161.0";
 
 /** What the control plane runs, and kubectl beside it: what `findBinaries` finds by default. */
 export const CONTROL_PLANE_BINARIES = [
@@ -25,7 +27,12 @@ export const CONTROL_PLANE_BINARIES = [
 export type ControlPlaneBinary = typeof CONTROL_PLANE_BINARIES[number];
 
 /** The control plane's binaries, and tools some tests use (built only when asked for). */
-export type BinaryName = ControlPlaneBinary | "promlint" | "promtool" | "olm-validate";
+export type BinaryName =
+  | ControlPlaneBinary
+  | "promlint"
+  | "promtool"
+  | "olm-validate"
+  | "otelcol";
 
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<ControlPlaneBinary, string>;
@@ -107,6 +114,15 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     module: "olm_validate",
     version: OPERATOR_FRAMEWORK_API_VERSION,
     packages: { "olm-validate": "." },
+    ldflags: "-s -w",
+    sources: ["main.go"],
+  },
+  {
+    // Not part of the control plane: an OpenTelemetry Collector that writes what it receives to a
+    // file, for tests of the operator's traces (`testing/otel_collector.ts`).
+    module: "otelcol",
+    version: OTEL_COLLECTOR_VERSION,
+    packages: { otelcol: "." },
     ldflags: "-s -w",
     sources: ["main.go"],
   },

@@ -4,6 +4,7 @@ import {
   KUBERNETES_VERSION,
   KWOK_VERSION,
   OPERATOR_FRAMEWORK_API_VERSION,
+  OTEL_COLLECTOR_VERSION,
   PROMETHEUS_CLIENT_VERSION,
   PROMETHEUS_VERSION,
   TOOLCHAINS,
@@ -26,6 +27,15 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   expect(goMod("olm_validate")).toMatch(
     new RegExp(`github\\.com/operator-framework/api ${OPERATOR_FRAMEWORK_API_VERSION}\\b`),
   );
+  // Every collector module at one release: contrib and core's v0.x modules carry its number, core's
+  // v1.x modules the one stable number of that release; mixing releases breaks the build.
+  const collector = [...goMod("otelcol").matchAll(/^\s+\S*opentelemetry\S*collector\S* (v\S+)/gm)]
+    .map(([, version]) => version);
+  expect(collector.filter((v) => v.startsWith("v0.")).length).toBeGreaterThanOrEqual(10);
+  expect(new Set(collector.filter((v) => v.startsWith("v0.")))).toEqual(
+    new Set([OTEL_COLLECTOR_VERSION]),
+  );
+  expect(new Set(collector.filter((v) => v.startsWith("v1."))).size).toBe(1);
   // Every staging module must point at the matching published version, or the build mixes them.
   const staging = KUBERNETES_VERSION.replace(/^v1\./, "v0.");
   const replaces = [...goMod("kube").matchAll(/^\s+(k8s\.io\/\S+) => \S+ (\S+)$/gm)];

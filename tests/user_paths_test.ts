@@ -42,6 +42,7 @@ const TASKS = [
   "bench:latency",
   "bench:isolation",
   "bench:http-memory",
+  "bench:namespaces",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -231,6 +232,7 @@ await binariesTest(
           "rbac",
           "install",
           "check",
+          "explain",
           "uninstall",
           "bundle",
           "scorecard",
@@ -447,6 +449,25 @@ await binariesTest(
         );
         expect(result.stdout).toMatch(/^200 ms \| \d+ \| 0 \| .* \| 0 \| 0$/m);
       });
+
+      await t.step(
+        "bench:namespaces, small: per namespace, all, across; none replaced",
+        async () => {
+          const result = ok(
+            await runDocumented(
+              "deno task bench:namespaces --namespaces 12 --seconds 2 --out namespaces.json",
+              here,
+            ),
+          );
+          expect(result.stdout).toMatch(/^\| 12 listed, Roles only: .* \| 73 \| .* \| 0 \|$/m);
+          expect(result.stdout).toMatch(/^\| 12 listed, ClusterRole: .* \| 7 \| .* \| 0 \|$/m);
+          const json = JSON.parse(await Deno.readTextFile(`${clone}/namespaces.json`));
+          expect(json).toMatchObject({
+            namespaces: 12,
+            listedAcross: { watchedAcross: expect.any(String) },
+          });
+        },
+      );
 
       await t.step("bench:scale, small: the table and its JSON", async () => {
         const result = ok(

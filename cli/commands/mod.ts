@@ -2,6 +2,7 @@
 export * from "./bundle.ts";
 export * from "./check.ts";
 export * from "./crds.ts";
+export * from "./explain.ts";
 export * from "./install.ts";
 export * from "./new.ts";
 export * from "./rbac.ts";

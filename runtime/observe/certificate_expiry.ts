@@ -2,7 +2,19 @@
  * When a PEM certificate stops being valid: its `notAfter`, read from the DER of the first
  * certificate in the chain (the leaf, the one a server presents). A few lines of DER walking
  * instead of an X.509 library, which would cost every start what self_signed_certificate.ts says.
+ * HttpServer exposes it for the certificate it presents now.
  */
+import type { Gauge, Registry } from "./metrics.ts";
+
+/** `serving_certificate_expiration_timestamp_seconds{server}`, on `registry`. */
+export function certificateExpiryGauge(registry: Registry): Gauge {
+  return registry.gauge(
+    "serving_certificate_expiration_timestamp_seconds",
+    "When the certificate a server presents now stops being valid (its notAfter), in seconds " +
+      "since the epoch",
+    ["server"],
+  );
+}
 
 /** The leaf's `notAfter`, or undefined when `pem` holds no certificate this can read. */
 export function certificateNotAfter(pem: string): Date | undefined {

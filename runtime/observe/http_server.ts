@@ -16,8 +16,9 @@ import {
   DEFAULT_CONNECTION_LIMITS,
   HttpFront,
 } from "./http_front.ts";
+import { CertificatePending, explainTlsError } from "./serving_certificate.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
-import { certificateNotAfter } from "./certificate_expiry.ts";
+import { certificateExpiryGauge, certificateNotAfter } from "./certificate_expiry.ts";
 import type { Gauge, Registry } from "./metrics.ts";
 
 /** A serving certificate and key, PEM. */
@@ -84,7 +85,10 @@ export interface HttpServerOptions {
   name: string;
   bind: BindAddress;
   routes: Route[];
-  /** HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). */
+  /**
+   * HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). Undefined, or a
+   * CertificatePending thrown, while there is none yet (its message says why, in `/readyz`).
+   */
   tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
   limits?: Partial<ServerLimits>;
   /**
@@ -101,16 +105,6 @@ export interface HttpServerOptions {
   log: Logger;
 }
 
-/** The gauge of when each server's certificate expires; see HttpServerOptions.registry. */
-export function certificateExpiryGauge(registry: Registry): Gauge {
-  return registry.gauge(
-    "serving_certificate_expiration_timestamp_seconds",
-    "When the certificate a server presents now stops being valid (its notAfter), in seconds " +
-      "since the epoch",
-    ["server"],
-  );
-}
-
 interface Backend {
   server: Deno.HttpServer<Deno.NetAddr>;
   port: number;
@@ -124,7 +118,11 @@ export class HttpServer {
   readonly #expiry?: Gauge;
   #backend?: Backend;
   #serving?: ServingCertificate;
+  /** The last pair the TLS stack refused: not tried (nor logged) again until the files change. */
+  #refused?: ServingCertificate;
   #problem = "not started";
+  /** The problem last logged. */
+  #told?: string;
   #reload?: ReturnType<typeof setInterval>;
   #refreshing?: Promise<void>;
   #stopped = false;
@@ -207,29 +205,38 @@ export class HttpServer {
     try {
       next = await this.#options.tls!.certificate();
     } catch (error) {
-      this.#problem = `no serving certificate: ${(error as Error).message}`;
+      const message = (error as Error).message;
+      const pending = error instanceof CertificatePending;
+      this.#tell(
+        pending ? "info" : "error",
+        pending ? `no serving certificate yet: ${message}` : `no serving certificate: ${message}`,
+      );
       return;
     }
     if (!next) {
-      this.#problem = "no serving certificate yet";
+      this.#tell("info", "no serving certificate yet");
       return;
     }
     if (this.#stopped) return;
-    if (this.#serving && next.cert === this.#serving.cert && next.key === this.#serving.key) return;
+    if (same(next, this.#serving) || same(next, this.#refused)) return;
     let backend: Backend;
     try {
       backend = this.#serve(next);
     } catch (error) {
-      this.#problem = `the serving certificate does not load: ${(error as Error).message}`;
-      this.#options.log.error("{server}: {problem}", {
-        server: this.#options.name,
-        problem: this.#problem,
-      });
+      this.#refused = next;
+      this.#tell(
+        "error",
+        `the serving certificate does not load: ${explainTlsError((error as Error).message)}${
+          this.#backend ? "; still serving the one before" : ""
+        }`,
+      );
       return;
     }
     const old = this.#backend;
     this.#backend = backend;
     this.#serving = next;
+    this.#refused = undefined;
+    this.#told = undefined;
     this.#exposeExpiry(next);
     if (old) {
       this.rotations++;
@@ -245,6 +252,17 @@ export class HttpServer {
     const notAfter = certificateNotAfter(certificate.cert);
     if (notAfter) this.#expiry.set(labels, notAfter.getTime() / 1000);
     else this.#expiry.remove(labels);
+  }
+
+  /**
+   * Why it does not serve now (or serves an older certificate): in `/readyz` while not serving,
+   * and in the log once each time it changes, not at every look.
+   */
+  #tell(level: "info" | "error", problem: string): void {
+    if (problem === this.#told) return;
+    this.#told = problem;
+    if (!this.#backend) this.#problem = problem;
+    this.#options.log[level]("{server}: {problem}", { server: this.#options.name, problem });
   }
 
   #serve(certificate?: ServingCertificate): Backend {
@@ -424,6 +442,11 @@ export class HttpServer {
     }
     return body;
   }
+}
+
+/** True when `a` and `b` are the same pair. */
+function same(a: ServingCertificate, b: ServingCertificate | undefined): boolean {
+  return b !== undefined && a.cert === b.cert && a.key === b.key;
 }
 
 /** Ends the connection after the answer (the front closes it; HTTP/2 drops the header). */

@@ -4,11 +4,12 @@
  * the API server did: that is the visit's outcome, which `nextStep` turns into what happens next.
  */
 import type { KubeClient } from "../../kube/client.ts";
+import type { WriteSample } from "../../kube/request_sender.ts";
 import { isApiError } from "../../kube/errors.ts";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import type { ObjectRef } from "../../kube/object_ref.ts";
 import { type Informer, type InformerPool, StaleCacheError } from "../cache/mod.ts";
-import type { EventRecorder, Logger } from "../observe/mod.ts";
+import type { EventInput, EventRecorder, Logger } from "../observe/mod.ts";
 import { type Outcome, PermanentError, type Plugin, type ReconcileContext } from "../plugin/mod.ts";
 import type { PluginRunner, VisitDeadline } from "../isolation/mod.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
@@ -31,6 +32,14 @@ export interface Visited<T extends KubeObject> {
   behind?: Informer[];
   /** The finalizer, for the line that says it was removed. */
   finalizer?: string;
+}
+
+/** Told what a visit did, as it does it: for its record (`explain`) and its trace. */
+export interface VisitRecorder {
+  wrote(write: WriteSample): void;
+  event(event: EventInput): void;
+  /** The conditions of the status it wrote. */
+  status(conditions: unknown): void;
 }
 
 /** What a visit uses. */
@@ -61,8 +70,13 @@ export class Visitor<T extends KubeObject> {
     this.#deps = deps;
   }
 
-  /** Visits `parent` (queue key `key`) within `deadline`. */
-  async visit(parent: ObjectRef, key: string, deadline: VisitDeadline): Promise<Visited<T>> {
+  /** Visits `parent` (queue key `key`) within `deadline`, telling `recorder` what it does. */
+  async visit(
+    parent: ObjectRef,
+    key: string,
+    deadline: VisitDeadline,
+    recorder?: VisitRecorder,
+  ): Promise<Visited<T>> {
     const { pool, claims } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
@@ -77,7 +91,7 @@ export class Visitor<T extends KubeObject> {
     const claim = claims?.claim(object.metadata.uid);
     if (claims && !claim) return { visit: { kind: "elsewhere" } };
     try {
-      return await this.#visitClaimed(object, parent, key, deadline, claim);
+      return await this.#visitClaimed(object, parent, key, deadline, claim, recorder);
     } finally {
       claim?.release();
     }
@@ -90,6 +104,7 @@ export class Visitor<T extends KubeObject> {
     key: string,
     deadline: VisitDeadline,
     claim: KeyClaim | undefined,
+    recorder: VisitRecorder | undefined,
   ): Promise<Visited<T>> {
     const { pool, events, metrics, problems, operator, view } = this.#deps;
     const plugin = this.#plugin;
@@ -101,7 +116,8 @@ export class Visitor<T extends KubeObject> {
     if (behind.length) return { visit: { kind: "behind" }, behind };
     // A shard lost or handed over: the visit's writes are refused at once, and its signal aborts
     // as on lost leadership.
-    const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    const fenced = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    const client = recorder ? fenced.observed((write) => recorder.wrote(write)) : fenced;
     if (claim) deadline.follow(claim.signal);
     const finalizer = plugin.finalize ? finalizerOf(plugin, operator) : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
@@ -120,7 +136,14 @@ export class Visitor<T extends KubeObject> {
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
       problems: () => problems.get(parent),
       log: this.#deps.log.with({ object: key }),
-      events,
+      events: recorder
+        ? {
+          record: (about, event) => {
+            recorder.event(event);
+            events.record(about, event);
+          },
+        }
+        : events,
       metrics: metrics.registry,
       signal: deadline.signal,
     };
@@ -135,7 +158,7 @@ export class Visitor<T extends KubeObject> {
     if (finalizing) return visited(await this.#finalize(key, object, context, client, deadline));
     try {
       return visited(
-        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline),
+        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline, recorder),
       );
     } catch (error) {
       const cancelled = deadline.signal.aborted && !deadline.expired;
@@ -186,6 +209,7 @@ export class Visitor<T extends KubeObject> {
     context: ReconcileContext,
     writer: KubeClient,
     deadline: VisitDeadline,
+    recorder: VisitRecorder | undefined,
   ): Promise<Visit> {
     const { problems, operator, runner, view, applier, blocked } = this.#deps;
     const plugin = this.#plugin;
@@ -215,6 +239,7 @@ export class Visitor<T extends KubeObject> {
         );
       }
       const status = await writes.applyStatus(object, outcome.status, signal);
+      recorder?.status(outcome.status.conditions);
       pausedForMs = Math.min(pausedForMs ?? Infinity, status.retryInMs ?? Infinity);
     }
     return {

@@ -9,6 +9,7 @@
  * plugin may look at for them is what the review's requester may read (`requesterMay`).
  */
 import type { KubeClient } from "../../kube/client.ts";
+import { endSpan, operatorTracer, SpanKind, withSpan } from "../../util/tracer.ts";
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
 import type { Resource } from "../../kube/resource.ts";
@@ -208,14 +209,12 @@ export class WebhookServer {
     return this.#server;
   }
 
-  /** Listens, and serves once a certificate is at hand (looked for again every `reloadMs`). */
-  async start(): Promise<void> {
-    await this.#server.start();
-    this.#options.log.info("serving webhooks on {address}", {
-      what: "webhooks",
-      address: `${this.#options.bind.hostname}:${this.port}`,
-      port: this.port,
-    });
+  /**
+   * Listens, and serves once a certificate is at hand (looked for again every `reloadMs`); whoever
+   * starts it says where, and whether it serves yet (`problem`).
+   */
+  start(): Promise<void> {
+    return this.#server.start();
   }
 
   /** Stops accepting, lets the requests in flight finish, then closes what is left. */
@@ -229,12 +228,21 @@ export class WebhookServer {
   }
 
   async #counted(route: string, answer: () => Promise<unknown>): Promise<Response> {
+    // Named by route, never by what a caller sent: its spans, like its counts, stay few.
+    const span = operatorTracer().startSpan(`webhook ${route}`, {
+      kind: SpanKind.SERVER,
+      attributes: { "webhook.route": route },
+    });
     try {
-      const review = await answer();
+      const review = await withSpan(span, answer);
       this.#count(route, "answered");
+      const allowed = (review as { response?: { allowed?: unknown } })?.response?.allowed;
+      if (typeof allowed === "boolean") span.setAttribute("webhook.allowed", allowed);
+      endSpan(span);
       return Response.json(review);
     } catch (error) {
       this.#count(route, "failed");
+      endSpan(span, error);
       throw error;
     }
   }

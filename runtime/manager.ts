@@ -476,12 +476,13 @@ export class Manager {
     servers: HttpServer[],
   ): Promise<void> {
     const { metricsBind, healthBind, secureMetrics, serverLimits } = this.#options;
+    const common = { limits: serverLimits, registry: this.registry };
     const server = (
       name: string,
       bind: BindAddress,
       routes: Route[],
       tls?: HttpServerOptions["tls"],
-    ) => new HttpServer({ name, bind, routes, tls, limits: serverLimits, log: rootLog(name) });
+    ) => new HttpServer({ name, bind, routes, tls, ...common, log: rootLog(name) });
     const shared = metricsBind && healthBind && metricsBind.port !== 0 &&
       metricsBind.port === healthBind.port;
     if (shared && secureMetrics) {
@@ -600,6 +601,7 @@ export class Manager {
     return new WebhookServer({
       ...webhooks,
       plugins: this.#options.plugins.map((p) => this.#runners.get(p.name)?.admission ?? p),
+      registry: this.registry,
       context: {
         client,
         cache: (resource) => this.pool.cache(resource),

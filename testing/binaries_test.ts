@@ -6,6 +6,7 @@ import {
   OPERATOR_FRAMEWORK_API_VERSION,
   OTEL_COLLECTOR_VERSION,
   PROMETHEUS_CLIENT_VERSION,
+  PROMETHEUS_VERSION,
   TOOLCHAINS,
   withBuildLock,
 } from "./binaries.ts";
@@ -19,6 +20,9 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   expect(goMod("kwok")).toMatch(new RegExp(`sigs\\.k8s\\.io/kwok ${KWOK_VERSION}\\b`));
   expect(goMod("promlint")).toMatch(
     new RegExp(`github\\.com/prometheus/client_golang ${PROMETHEUS_CLIENT_VERSION}\\b`),
+  );
+  expect(goMod("promtool")).toMatch(
+    new RegExp(`github\\.com/prometheus/prometheus ${PROMETHEUS_VERSION}\\b`),
   );
   expect(goMod("olm_validate")).toMatch(
     new RegExp(`github\\.com/operator-framework/api ${OPERATOR_FRAMEWORK_API_VERSION}\\b`),

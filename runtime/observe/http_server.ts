@@ -18,6 +18,8 @@ import {
 } from "./http_front.ts";
 import { CertificatePending, explainTlsError } from "./serving_certificate.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
+import { certificateExpiryGauge, certificateNotAfter } from "./certificate_expiry.ts";
+import type { Gauge, Registry } from "./metrics.ts";
 
 /** A serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -89,6 +91,17 @@ export interface HttpServerOptions {
    */
   tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
   limits?: Partial<ServerLimits>;
+  /**
+   * Where `serving_certificate_expiration_timestamp_seconds{server}` goes: when the certificate
+   * served now stops being valid (set once one is served over HTTPS).
+   */
+  registry?: Registry;
+  /**
+   * Told of every request for one of `routes` (by the route's path, never the caller's) as it
+   * starts; the function it returns is told the answer's status. Refusals by the server's own
+   * limits (405, 413, 503) count as the route's answers too.
+   */
+  observe?: (route: string) => (status: number) => void;
   log: Logger;
 }
 
@@ -102,6 +115,7 @@ export class HttpServer {
   readonly #limits: ServerLimits;
   readonly #front: HttpFront;
   readonly #warnings: WarningThrottle;
+  readonly #expiry?: Gauge;
   #backend?: Backend;
   #serving?: ServingCertificate;
   /** The last pair the TLS stack refused: not tried (nor logged) again until the files change. */
@@ -127,6 +141,7 @@ export class HttpServer {
       ...options.limits,
     };
     this.#warnings = new WarningThrottle(options.log);
+    if (options.registry && options.tls) this.#expiry = certificateExpiryGauge(options.registry);
     this.#front = new HttpFront({
       bind: options.bind,
       name: options.name,
@@ -222,11 +237,21 @@ export class HttpServer {
     this.#serving = next;
     this.#refused = undefined;
     this.#told = undefined;
+    this.#exposeExpiry(next);
     if (old) {
       this.rotations++;
       this.#options.log.info("{server}: took a new certificate", { server: this.#options.name });
       await old.server.shutdown();
     }
+  }
+
+  /** Sets the expiry gauge to the certificate now served (or drops it when it cannot be read). */
+  #exposeExpiry(certificate: ServingCertificate): void {
+    if (!this.#expiry) return;
+    const labels = { server: this.#options.name };
+    const notAfter = certificateNotAfter(certificate.cert);
+    if (notAfter) this.#expiry.set(labels, notAfter.getTime() / 1000);
+    else this.#expiry.remove(labels);
   }
 
   /**
@@ -293,6 +318,25 @@ export class HttpServer {
       });
       return text(404, "not found\n");
     }
+    const answered = this.#options.observe?.(route.path);
+    let status = 500;
+    try {
+      const response = await this.#routed(route, request, path, caller, body);
+      status = response.status;
+      return response;
+    } finally {
+      answered?.(status);
+    }
+  }
+
+  /** The answer of a route: the server's limits first, then its handler. */
+  async #routed(
+    route: Route,
+    request: Request,
+    path: string,
+    caller: string,
+    body: BodyState,
+  ): Promise<Response> {
     if (!route.methods.includes(request.method)) {
       return text(405, `${route.methods.join(" or ")} only\n`, {
         allow: route.methods.join(", "),

@@ -20,6 +20,7 @@ import {
   HttpServer,
   type Logger,
   type ProbeChecks,
+  type Registry,
   type RequestContext,
   type Route,
   type ServerLimits,
@@ -28,6 +29,7 @@ import {
 } from "../observe/mod.ts";
 import type { AdmissionContext, AdmissionRequest, Plugin } from "../plugin/mod.ts";
 import { objectProblems } from "./schema_check.ts";
+import { webhookObserver } from "./webhook_metrics.ts";
 import { addedProblems, judgedVerdict } from "./change_judgement.ts";
 import type { CacheReader } from "../cache/mod.ts";
 import {
@@ -90,6 +92,8 @@ export interface WebhookServerOptions {
   context: AdmissionReads;
   /** What callers may cost; see ServerLimits. */
   limits?: Partial<ServerLimits>;
+  /** Where the webhook metrics (webhook_metrics.ts) and the certificate's expiry go. */
+  registry?: Registry;
   log: Logger;
 }
 
@@ -174,6 +178,8 @@ export class WebhookServer {
       routes,
       tls: { certificate: options.certificate, reloadMs: options.reloadMs },
       limits: { ...WEBHOOK_LIMITS, ...options.limits },
+      registry: options.registry,
+      observe: options.registry && webhookObserver(options.registry, routes.map((r) => r.path)),
       log: options.log,
     });
   }

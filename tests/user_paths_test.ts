@@ -437,6 +437,28 @@ await binariesTest(
           expect({ url, status: response.status }).toEqual({ url, status: 200 });
           await response.body?.cancel();
         }
+        // The explain line, run as printed: the sample's reconciles, each with why it ran.
+        const [explainLine] = text.match(/deno task start explain \S+ \S+ .*/)!;
+        const explained = ok(await runDocumented(explainLine, here));
+        expect(explained.stdout).toMatch(/^Ptemplate default\/consumer-pod: \d+ recent visit/);
+        for (const controller of ["kmm-module", "consumer-daemonset", "status-aggregator"]) {
+          expect(explained.stdout).toMatch(new RegExp(`  ${controller} +reconciled in \\d+ ms`));
+        }
+        expect(explained.stdout).toContain("why    created Ptemplate default/consumer-pod");
+        expect(explained.stdout).toMatch(
+          /wrote {2}POST \/apis\/apps\/v1\/namespaces\/default\/daemonsets → 201/,
+        );
+        // Refused without authorisation: no token, and a token for someone not granted it.
+        const endpoint = explainLine.match(/--endpoint (\S+)/)![1];
+        const bare = await fetch(
+          `${endpoint}/debug/explain?kind=Ptemplate&group=pt.example.com` +
+            "&namespace=default&name=consumer-pod",
+        );
+        expect(bare.status).toBe(401);
+        await bare.body?.cancel();
+        const cert = await runDocumented(explainLine.replace(/ --service-account \S+/, ""), here);
+        expect(cert.code).toBe(2);
+        expect(cert.stderr).toContain("give --service-account");
         const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));
         expect((await interrupt(dev)).code).toBe(0);
         expect(dev.output()).toContain("stopping the control plane");

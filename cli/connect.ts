@@ -11,6 +11,7 @@ import type { OperatorIdentity } from "../runtime/mod.ts";
 export async function connect(
   values: FlagValuesOf<typeof CONNECTION>,
   operator: OperatorIdentity,
+  options: { purpose?: string } = {},
 ): Promise<KubeClient> {
   // Both are held to their rules (cli/flag_table.ts) as the flags are parsed.
   const qps = values["kube-api-qps"];
@@ -20,7 +21,8 @@ export async function connect(
     context: values.context,
   });
   return new KubeClient(config, {
-    userAgent: operator.userAgent,
+    // A purpose (a dry run's) tells its requests apart in the API server's audit log.
+    userAgent: options.purpose ? `${operator.userAgent} (${options.purpose})` : operator.userAgent,
     rateLimit: { qps, burst },
   });
 }

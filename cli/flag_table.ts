@@ -206,6 +206,20 @@ export const RUN = {
     valid: objectName("dns1035", "a Service name"),
     default: (operator) => webhookNames(operator).service,
   },
+  "dry-run": {
+    kind: "boolean",
+    help: "rehearse: visit every object once against the live cluster, beside the real operator, " +
+      "taking no Lease and writing nothing (child writes go as server-side dry runs; no status, " +
+      "Event or finalizer), say what would change, and exit",
+  },
+  "dry-run-output": {
+    kind: "string",
+    placeholder: "FORMAT",
+    choices: ["text", "json"],
+    help: "with --dry-run: what would change, object by object, on stdout as text lines or one " +
+      "JSON document (the log stays on stderr)",
+    default: "text",
+  },
   "priority-queue": {
     kind: "boolean",
     help: "edits before bulk work: a start's, a resync's or a shard's backlog does not hold up " +

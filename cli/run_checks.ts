@@ -35,7 +35,23 @@ export function runFlagsProblem(
   { inCluster }: RunPlace,
 ): string | undefined {
   const shards = values.shards;
-  const leaderElect = values["leader-elect"] ?? (inCluster || shards !== undefined);
+  if (values["dry-run"]) {
+    for (
+      const flag of ["leader-elect", "shards", "leader-election-id", "leader-election-namespace"]
+    ) {
+      if (given.has(flag)) {
+        return `--dry-run takes no Lease, so it runs beside the real operator: leave --${flag} out`;
+      }
+    }
+    for (const flag of ["webhook-cert-dir", "webhook-cert-mode", "webhook-service"]) {
+      if (given.has(flag)) return `--dry-run serves no webhooks: leave --${flag} out`;
+    }
+  } else if (given.has("dry-run-output")) {
+    return "--dry-run-output is how a dry run says what it would change: add --dry-run, or " +
+      "leave --dry-run-output out";
+  }
+  const leaderElect = !values["dry-run"] &&
+    (values["leader-elect"] ?? (inCluster || shards !== undefined));
   if (shards !== undefined && values["leader-elect"] === false) {
     return "--shards takes the work in shards held on Leases: it cannot go with " +
       "--leader-elect=false";

@@ -133,6 +133,11 @@ const FLAGS: Record<keyof typeof RUN, Row> = {
       /not a Service name, .*DNS-1035 label.*for example --webhook-service=hooks$/,
     ]],
   },
+  "dry-run": { takes: ["true", "false"], refuses: [["maybe", /true or false/]] },
+  "dry-run-output": {
+    takes: ["text", "json"],
+    refuses: [EMPTY, ["yaml", /text, json/]],
+  },
   "priority-queue": {
     takes: ["true", "false"],
     refuses: [["maybe", /true or false/]],
@@ -275,6 +280,13 @@ Deno.test("run: flags that cannot work together are refused, naming both and the
     [["--metrics-bind-address=:0", "--webhook-bind-address=:0"], undefined],
     [[], undefined],
     [[], undefined, true],
+    // A dry run takes no Lease and serves no webhooks; in a cluster, it elects no leader.
+    [["--dry-run"], undefined, true],
+    [["--dry-run", "--dry-run-output=json"], undefined],
+    [["--dry-run", "--leader-elect"], /--dry-run takes no Lease.*leave --leader-elect out/],
+    [["--dry-run", "--shards=2"], /--dry-run takes no Lease.*leave --shards out/],
+    [[`--dry-run`, `--webhook-cert-dir=${dir}`], /--dry-run serves no webhooks/],
+    [["--dry-run-output=json"], /--dry-run-output .* add --dry-run, or leave/],
   ];
   for (const [args, says, inCluster] of cases) {
     const said = problem(args, inCluster);

@@ -126,7 +126,18 @@ export class KubeClient {
     return this.#viewWith({ urgent: true });
   }
 
-  #viewWith(parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite">>): KubeClient {
+  /**
+   * The same client whose every write goes as a server-side dry run (`dryRun=All`): admission and
+   * validation run and the answer is the object as it would be, but nothing is stored. Reads and
+   * watches are as they were.
+   */
+  dryRun(): KubeClient {
+    return this.#viewWith({ dryRun: true });
+  }
+
+  #viewWith(
+    parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite" | "dryRun">>,
+  ): KubeClient {
     const options = { [VIEW]: this.#sender.with(parts) };
     return new KubeClient(this.transport.config, options as ClientOptions);
   }

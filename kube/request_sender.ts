@@ -45,6 +45,8 @@ export interface SenderParts {
   onResponse?: (sample: { method: string; code: number; host: string; path: string }) => void;
   /** Told of every write this view made (a fenced view's: one reconcile's), once it is answered. */
   onWrite?: (write: WriteSample) => void;
+  /** Every write goes as a server-side dry run (`dryRun=All`): checked and answered, not stored. */
+  dryRun?: boolean;
 }
 
 /** One write as a view saw it: the verb, the path without its query, and the answer's code. */
@@ -72,7 +74,9 @@ export class RequestSender {
   }
 
   /** The same sender with another fence, urgency or write observer. */
-  with(parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite">>): RequestSender {
+  with(
+    parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite" | "dryRun">>,
+  ): RequestSender {
     return new RequestSender({ ...this.parts, ...parts });
   }
 
@@ -115,6 +119,9 @@ export class RequestSender {
     for (const [key, value] of Object.entries(init.query ?? {})) {
       if (value !== undefined && value !== "") query.set(key, String(value));
     }
+    const dryRun = query.get("dryRun") === "All" ||
+      (this.parts.dryRun === true && !IDEMPOTENT.has(method));
+    if (dryRun) query.set("dryRun", "All");
     const url = query.size ? `${path}?${query}` : path;
     const maxRetries = init.retries ?? this.parts.maxRetries ?? 5;
     const fence = IDEMPOTENT.has(method) ? undefined : this.parts.fence;
@@ -165,7 +172,7 @@ export class RequestSender {
         continue;
       }
       this.#record(method, response.status, path);
-      if (!IDEMPOTENT.has(method)) this.#wrote(method, response.status, path, init);
+      if (!IDEMPOTENT.has(method)) this.#wrote(method, response.status, path, dryRun);
       if (response.ok) return response;
       const error = await apiErrorFrom(response, { method, url });
       if (error.code === 401 && !reauthenticated && this.#hasRefreshableCredentials()) {
@@ -189,8 +196,8 @@ export class RequestSender {
     return Boolean(config.tokenFile || config.exec);
   }
 
-  #wrote(method: string, code: number, path: string, init: RequestInit): void {
-    this.parts.onWrite?.({ method, path, code, dryRun: init.query?.dryRun === "All" });
+  #wrote(method: string, code: number, path: string, dryRun: boolean): void {
+    this.parts.onWrite?.({ method, path, code, dryRun });
   }
 
   #record(method: string, code: number, path: string): void {

@@ -9,6 +9,7 @@ import {
   AccessReviewer,
   type BindAddress,
   connectionChecks,
+  type EventRecorder,
   exposeConnections,
   exposeProcessMetrics,
   exposeRequestCounts,
@@ -32,6 +33,7 @@ import {
   controllerChecks,
   ControllerMetrics,
   controllerOf,
+  type DryRunReport,
   WriteLoopGuard,
   type WriteLoopGuardOptions,
 } from "./reconcile/mod.ts";
@@ -115,6 +117,12 @@ export interface ManagerOptions {
   metricsReaderRole?: string;
   /** How many recent visits each controller keeps for `explain`; default 1000. */
   visitHistory?: number;
+  /**
+   * Rehearse instead of act: every child write goes as a server-side dry run, no status, Event or
+   * finalizer is written, no lease taken; what would change is told to this report. `firstPass`
+   * says when every object has been looked at once.
+   */
+  dryRun?: DryRunReport;
   /**
    * Edits before bulk work in every controller's queue (default true): a start's, a resync's or
    * a shard's backlog does not hold up a person's edit. False: one line, first come first served.
@@ -263,10 +271,14 @@ export class Manager {
       }
       managers.add(manager);
     }
-    const { leaderElection, shards } = options;
+    const { leaderElection, shards, dryRun } = options;
     if (shards !== undefined && !leaderElection) {
       throw new TypeError("shards need leaderElection: its namespace, name and identity");
     }
+    if (dryRun && (leaderElection || options.webhooks)) {
+      throw new TypeError("a dry run takes no lease and serves no webhooks: leave them out");
+    }
+    dryRun?.register(this.registry);
     this.pool = new InformerPool(options.client, {
       namespaces: options.namespaces,
       acrossNamespaces: options.acrossNamespaces,
@@ -318,13 +330,16 @@ export class Manager {
     // With a ring, each reconcile's writes pass its shard's fence (its claim), and Events, about
     // no one key, pass while any shard is held.
     const fence = this.#elector?.fence ?? this.#ring?.anyFence;
-    const client = fence ? options.client.fenced(fence) : options.client;
+    // A dry run sends every write as a server-side dry run, and records no Event.
+    const base = dryRun ? options.client.dryRun() : options.client;
+    const client = fence ? base.fenced(fence) : base;
     const ringOf = this.#ring;
     this.#events = new KubeEventRecorder(client, {
       component: operator.name,
       log: rootLog("events"),
       share: ringOf && (() => ringOf.held.length / ringOf.count),
     });
+    const events: EventRecorder = dryRun ? dryRunEvents(dryRun) : this.#events;
     const metrics = new ControllerMetrics(this.registry);
     const problems = new ChildProblems();
     const guard = new WriteLoopGuard(options.writeLoopGuard);
@@ -344,7 +359,8 @@ export class Manager {
         pool: this.pool,
         strictReads: options.strictReads,
         metrics,
-        events: this.#events,
+        events,
+        dryRun,
         log: rootLog("controller"),
         problems,
         guard,
@@ -532,6 +548,14 @@ export class Manager {
       await this.#listen("probes", http, healthBind);
       this.endpoints.healthPort = http.port;
     }
+  }
+
+  /**
+   * Resolves once every controller has visited every object it had when it started (a dry run's
+   * one pass); the controllers must be running.
+   */
+  firstPass(): Promise<void> {
+    return Promise.all(this.controllers.map((c) => c.firstPass)).then(() => undefined);
   }
 
   /** Runs the controllers while this instance leads (at once, without leader election). */
@@ -756,4 +780,20 @@ function abortPromise(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return resolve();
     signal.addEventListener("abort", () => resolve(), { once: true });
   });
+}
+
+/** In a dry run, Events are told to the report instead of written. */
+function dryRunEvents(report: DryRunReport): EventRecorder {
+  return {
+    record(object, event) {
+      const meta = object.metadata ?? {};
+      const kind = object.kind ?? "object";
+      report.would(`${kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name}`, kind, {
+        verb: "event",
+        what: `${event.type ?? "Normal"} ${event.reason}`,
+        detail: event.message,
+        controller: "",
+      });
+    },
+  };
 }

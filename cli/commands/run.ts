@@ -4,6 +4,7 @@ import {
   type BindAddress,
   certificateFromDir,
   DEFAULT_CERT_DIR,
+  DryRunReport,
   isLoopback,
   log,
   type Logger,
@@ -17,6 +18,7 @@ import {
 import { certificateDirAtStart } from "../certificate_dirs.ts";
 import { defineCommand } from "../command.ts";
 import { connect } from "../connect.ts";
+import { rehearse } from "../dry_run.ts";
 import { type EnvValuesOf, readEnvironment } from "../environment.ts";
 import { METRICS_ADDRESS, RUN, RUN_ENVIRONMENT } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
@@ -44,7 +46,9 @@ export const runCommand = defineCommand({
     const namespaces = watchedNamespaces(values, env);
     const shards = values.shards;
     const entries = await catalog(values);
-    const client = await connect(values, operator);
+    const client = await connect(values, operator, {
+      purpose: values["dry-run"] ? "dry run" : undefined,
+    });
     const config = client.transport.config;
     const inCluster = config.source.startsWith("in-cluster");
     let webhooks: ManagerOptions["webhooks"];
@@ -86,13 +90,15 @@ export const runCommand = defineCommand({
         : `leader election ${leaderElect ? "on" : "off"}`,
     });
     const signal = shutdownSignal(logger);
+    const dryRun = values["dry-run"] ? new DryRunReport(log("dry-run")) : undefined;
     const manager = new Manager({
       operator,
       client,
       plugins,
       namespaces,
       acrossNamespaces: await acrossNamespaces(client, plugins, namespaces, logger),
-      leaderElection: leaderElect && {
+      dryRun,
+      leaderElection: !dryRun && leaderElect && {
         namespace: values["leader-election-namespace"] ?? config.namespace,
         name: values["leader-election-id"],
       },
@@ -100,7 +106,7 @@ export const runCommand = defineCommand({
       metricsBind,
       secureMetrics,
       healthBind,
-      webhooks,
+      webhooks: dryRun ? undefined : webhooks,
       metricsReaderRole: metricsRoles(operator).reader,
       visitHistory: values["visit-history"],
       priorityQueue: values["priority-queue"],
@@ -114,7 +120,12 @@ export const runCommand = defineCommand({
       }),
     });
     try {
-      await manager.run(signal);
+      if (dryRun) {
+        await rehearse(manager, dryRun, {
+          output: values["dry-run-output"] as "text" | "json",
+          signal,
+        });
+      } else await manager.run(signal);
     } finally {
       client.close();
     }

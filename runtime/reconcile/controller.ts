@@ -36,6 +36,7 @@ import { type Cause, cause } from "./cause.ts";
 import { routeChanges } from "./change_routes.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
+import type { DryRunReport } from "./dry_run_report.ts";
 import { FinalizedVersions } from "./finalized_versions.ts";
 import type { KeyClaims } from "./key_claims.ts";
 import { messageOf, nextStep, type Step } from "./next_step.ts";
@@ -81,6 +82,8 @@ export interface ControllerDeps {
   visitHistory?: number;
   /** Edits before bulk work in the queue (default true); see WorkQueueOptions.priority. */
   priorityQueue?: boolean;
+  /** A dry run: what would change is told here, and nothing is stored (see ApplierDeps.dryRun). */
+  dryRun?: DryRunReport;
 }
 
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
@@ -114,11 +117,17 @@ export class Controller<T extends KubeObject = KubeObject> {
   #queue?: WorkQueue;
   /** Why the controller stopped while it should run, if it did. */
   #failure?: string;
+  /** The keys of the pass that began with the last start, not yet visited. */
+  #firstPass?: Pass;
+  /** Resolves with the first pass once the controller has started. */
+  readonly #passStarted: Promise<Pass>;
+  #passBegun!: (pass: Pass) => void;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
     this.plugin = plugin;
     this.history = new VisitHistory(deps.visitHistory);
+    this.#passStarted = new Promise((resolve) => this.#passBegun = resolve);
     this.#deps = deps;
     this.#log = deps.log.with({ controller: plugin.name });
     this.#warnings = new WarningThrottle(this.#log);
@@ -137,6 +146,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       guard: deps.guard,
       childLabels: deps.childLabels,
       created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
+      dryRun: deps.dryRun,
     });
     const related = [
       ...owned.map((o) => o.resource),
@@ -169,8 +179,17 @@ export class Controller<T extends KubeObject = KubeObject> {
       finalized: this.#finalized,
       reads: [plugin.for, ...related].flatMap((resource) => deps.pool.informers(resource)),
       claims: deps.claims,
+      dryRun: deps.dryRun,
       log: this.#log,
     });
+  }
+
+  /**
+   * Resolves once every object cached when the controller last started has been visited (or is
+   * gone): one pass over everything, what a dry run waits for.
+   */
+  get firstPass(): Promise<void> {
+    return this.#passStarted.then((pass) => pass.done);
   }
 
   /**
@@ -217,6 +236,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);
     metrics.reconcileTimeouts.inc({ controller: this.name }, 0);
+    const keys = this.#deps.pool.cache(this.plugin.for).list().map((o) => this.#keyOf(o));
+    this.#firstPass = new Pass(keys);
+    this.#passBegun(this.#firstPass);
     this.enqueueAll(cause("start"));
     const shutDown = () => queue.shutDown();
     stop.addEventListener("abort", shutDown, { once: true });
@@ -267,10 +289,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     const { key } = taken;
     const parent = parseRefKey(key);
     const current = this.#deps.pool.cache(this.plugin.for).get(parent.namespace, parent.name);
-    if (this.#quarantine.holds(key, current?.metadata)) return;
+    if (this.#quarantine.holds(key, current?.metadata)) return this.#firstPass?.visited(key);
     const trace = new VisitTrace(this.name, taken);
     const ended = await trace.run(() => this.#visitAndCarryOut(queue, taken, parent, trace, abort));
     this.history.add(trace.end(ended));
+    this.#firstPass?.visited(key);
     this.#log.debug(
       "visited {object} ({visit}) for {causes}, after {waitedMs} ms in the {priority} lane; " +
         "the visit took {tookMs} ms",
@@ -450,6 +473,23 @@ export class Controller<T extends KubeObject = KubeObject> {
       kinds: [...new Set(behind.map((i) => i.resource.kind))].join(", "),
     });
     this.#parked.park(key, behind);
+  }
+}
+
+/** The keys of one pass over everything, and the promise that they have all been visited. */
+class Pass {
+  readonly #left: Set<string>;
+  readonly done: Promise<void>;
+  #resolve!: () => void;
+
+  constructor(keys: string[]) {
+    this.#left = new Set(keys);
+    this.done = new Promise((resolve) => this.#resolve = resolve);
+    if (!this.#left.size) this.#resolve();
+  }
+
+  visited(key: string): void {
+    if (this.#left.delete(key) && !this.#left.size) this.#resolve();
   }
 }
 

@@ -9,6 +9,7 @@ export * from "./child_problems.ts";
 export * from "./controller.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
+export * from "./dry_run_report.ts";
 export * from "./finalizer.ts";
 export * from "./key_claims.ts";
 export * from "./foreign_fields.ts";

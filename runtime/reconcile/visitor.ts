@@ -15,6 +15,7 @@ import type { PluginRunner, VisitDeadline } from "../isolation/mod.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
 import type { Applier } from "./applier.ts";
 import type { BlockedNames } from "./blocked_names.ts";
+import type { DryRunReport } from "./dry_run_report.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
@@ -58,6 +59,8 @@ export interface VisitorDeps {
   /** The caches of every kind the plugin declared: its reconciles are decided from them. */
   reads: Informer[];
   claims?: KeyClaims;
+  /** A dry run: finalizers are neither added nor run and removed; the report is told instead. */
+  dryRun?: DryRunReport;
   log: Logger;
 }
 
@@ -68,6 +71,17 @@ export class Visitor<T extends KubeObject> {
   constructor(plugin: Plugin<T>, deps: VisitorDeps) {
     this.#plugin = plugin;
     this.#deps = deps;
+  }
+
+  /** In a dry run, tells the report what would change of `object`. */
+  #would(object: Stored<T>, verb: string, what: string): void {
+    const kind = this.#plugin.for.kind;
+    const { namespace, name } = object.metadata;
+    this.#deps.dryRun?.would(`${kind} ${namespace ? `${namespace}/` : ""}${name}`, kind, {
+      verb,
+      what,
+      controller: this.#plugin.name,
+    });
   }
 
   /** Visits `parent` (queue key `key`) within `deadline`, telling `recorder` what it does. */
@@ -123,6 +137,10 @@ export class Visitor<T extends KubeObject> {
     const deleting = !!object.metadata.deletionTimestamp;
     const finalizing = deleting && !!finalizer && hasFinalizer(object, plugin, operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
+    if (finalizing && this.#deps.dryRun) {
+      this.#would(object, "finalizer", `run finalize and remove ${finalizer}`);
+      return { visit: { kind: "deleting" }, object };
+    }
     const fresh = freshnessFence(reads);
     // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
     const writer = client.fenced(fresh.fence).fenced(deadline.fence);
@@ -215,9 +233,16 @@ export class Visitor<T extends KubeObject> {
     const plugin = this.#plugin;
     const { signal, log } = context;
     if (finalizer && !hasFinalizer(object, plugin, operator)) {
-      // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, plugin.for, object, plugin, operator, { present: true, signal });
-      log.debug("added finalizer {finalizer}", { finalizer });
+      if (this.#deps.dryRun) {
+        this.#would(object, "finalizer", `add ${finalizer}`);
+      } else {
+        // Before anything is made outside Kubernetes, so that nothing can outlive the object.
+        await setFinalizer(writer, plugin.for, object, plugin, operator, {
+          present: true,
+          signal,
+        });
+        log.debug("added finalizer {finalizer}", { finalizer });
+      }
     }
     const outcome: Outcome =
       (await runner.reconcile(view.object(plugin.for, object), context, deadline)) ?? {};

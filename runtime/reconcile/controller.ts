@@ -14,7 +14,6 @@ import {
   causeOf,
   type EventRecorder,
   type Logger,
-  type ProbeChecks,
   WarningThrottle,
 } from "../observe/mod.ts";
 import { ownedKinds, type Plugin } from "../plugin/mod.ts";
@@ -47,6 +46,7 @@ import { VisitHistory } from "./visit_history.ts";
 import { type VisitEnd, VisitTrace } from "./visit_trace.ts";
 import { type Visited, Visitor } from "./visitor.ts";
 import { type Taken, WorkQueue } from "./work_queue.ts";
+import { Pass } from "./first_pass.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
@@ -476,46 +476,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 }
 
-/** The keys of one pass over everything, and the promise that they have all been visited. */
-class Pass {
-  readonly #left: Set<string>;
-  readonly done: Promise<void>;
-  #resolve!: () => void;
-
-  constructor(keys: string[]) {
-    this.#left = new Set(keys);
-    this.done = new Promise((resolve) => this.#resolve = resolve);
-    if (!this.#left.size) this.#resolve();
-  }
-
-  visited(key: string): void {
-    if (this.#left.delete(key) && !this.#left.size) this.#resolve();
-  }
-}
-
 /** A delay in words: `40 ms`, `30 s`, `10 min`. */
 function inWords(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 120_000) return `${Math.round(ms / 100) / 10} s`;
   return `${Math.round(ms / 6_000) / 10} min`;
-}
-
-/**
- * `/healthz` fails while a controller that should run has stopped (a bug in the machinery, not a
- * plugin's failure): the kubelet restarts the process. `running` says whether they should run
- * (this instance leads).
- */
-export function controllerChecks(
-  controllers: Pick<Controller, "name" | "failure">[],
-  running: () => boolean,
-): ProbeChecks {
-  return {
-    healthz: {
-      controllers: () => {
-        if (!running()) return undefined;
-        const failed = controllers.filter((c) => c.failure);
-        return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
-      },
-    },
-  };
 }

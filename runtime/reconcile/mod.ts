@@ -7,6 +7,7 @@ export * from "./applier.ts";
 export * from "./cause.ts";
 export * from "./child_problems.ts";
 export * from "./controller.ts";
+export * from "./controller_checks.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
 export * from "./dry_run_report.ts";

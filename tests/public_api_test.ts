@@ -73,6 +73,9 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
 Deno.test("the API's main functions each carry an example, and every example runs", async () => {
   const files = [
     "runtime/plugin/plugin.ts",
+    "runtime/plugin/watches.ts",
+    "runtime/plugin/plugin_errors.ts",
+    "runtime/plugin/declared.ts",
     "runtime/plugin/conditions.ts",
     "runtime/reconcile/ownership.ts",
     "kube/resource.ts",

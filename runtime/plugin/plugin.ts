@@ -1,10 +1,13 @@
 /** The plugin API: what a reconciler plugin declares, what it returns, and what it may throw. */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject, Stored, Unstructured } from "../../kube/object.ts";
-import type { EventRecorder, Logger, Registry, Requester } from "../observe/mod.ts";
+import type { EventRecorder, Logger, Registry } from "../observe/mod.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { parseFieldPath } from "./field_path.ts";
 import { type CacheReader, projector, type StoreChange } from "../cache/mod.ts";
+import type { AdmissionContext, AdmissionRequest, AdmissionVerdict } from "./admission.ts";
+import { ownedKinds } from "./declared.ts";
+import type { Reads, Watch } from "./watches.ts";
 import {
   isPluginApiVersion,
   PLUGIN_API_VERSION,
@@ -81,95 +84,6 @@ export interface Permission {
 }
 
 /**
- * Another kind whose changes should reconcile some objects of the plugin's kind. Write it with
- * `watch(resource, { map })`, so that `map` and `filter` see the watched kind's type.
- */
-export interface Watch<W extends KubeObject = KubeObject, N extends boolean = boolean> {
-  /** The kind watched. */
-  resource: Resource<W, N>;
-  /** Which objects of the plugin's kind a change of `object` concerns (may read the cache). */
-  map(object: Stored<W, N>, context: MapContext): NamespacedName[];
-  /** Only changes that pass (e.g. a field the plugin reads changed); default all. */
-  filter?(change: StoreChange<Stored<W, N>>): boolean;
-  /**
-   * The plugin works without this kind (it reports less). A cluster-scoped optional kind is not
-   * watched when the operator is restricted to namespaces, where Roles cannot grant it; then
-   * `installed()` says false for it and its cache is empty.
-   */
-  optional?: boolean;
-  /**
-   * When replicas split the keys (`--shards`): the uid of the object of the plugin's kind that
-   * `object` belongs to (a consumer pod's Ptemplate, by a label holding its uid), so that each
-   * replica caches only its own shards' objects of this kind. Undefined for an object that
-   * belongs to none: every replica keeps those. Without it every replica caches the whole kind
-   * (right for Nodes, which every shard reads). Filtered as objects arrive: each replica still
-   * receives them all.
-   */
-  shardKey?(object: Stored<W, N>): string | undefined;
-}
-
-/**
- * The fields of one kind a plugin reads, besides metadata (always kept): see `PluginSpec.reads`.
- * Write it with `reads(resource, fields)`.
- */
-export interface Reads {
-  /** The kind (the same `Resource` the plugin names in `for`, `owns` or `watches`). */
-  resource: Resource;
-  /**
-   * Dotted paths, each kept whole: `status`, `spec.nodeName`, `spec.containers[*].image` (`[*]`
-   * for every item of a list). Empty: metadata alone (the API server then sends nothing more).
-   */
-  fields: string[];
-}
-
-/**
- * What a plugin reads of a kind besides metadata.
- *
- * @example A plugin that reads only the names of Pods: their cache holds metadata alone.
- * ```ts
- * import { POD, reads } from "ptemplate-operator/mod.ts";
- *
- * const podNames = reads(POD, []);
- * const podPhase = reads(POD, ["status.phase", "spec.nodeName"]);
- * if (podNames.fields.length || podPhase.resource !== POD) throw new Error("declared");
- * ```
- */
-export function reads(resource: Resource, fields: string[]): Reads {
-  return { resource, fields };
-}
-
-/** What `Watch.map` may use. */
-export interface MapContext {
-  /** Cached objects of a kind, typed by its `Resource`. */
-  cache<R extends KubeObject, N extends boolean>(resource: Resource<R, N>): CacheReader<R, N>;
-}
-
-/**
- * A watch whose `map` and `filter` see objects of the watched kind, typed by its resource.
- *
- * @example Reconcile the Greeting a ConfigMap's label names.
- * ```ts
- * import { CONFIG_MAP, watch } from "ptemplate-operator/mod.ts";
- *
- * const byLabel = watch(CONFIG_MAP, {
- *   // `cm` is a ConfigMap as stored: its metadata has a name and a namespace.
- *   map: (cm) => {
- *     const greeting = cm.metadata.labels?.["example.com/greeting"];
- *     return greeting ? [{ namespace: cm.metadata.namespace, name: greeting }] : [];
- *   },
- *   filter: (change) => change.type !== "updated" || change.object.data !== change.old.data,
- * });
- * if (byLabel.resource !== CONFIG_MAP) throw new Error("watches ConfigMaps");
- * ```
- */
-export function watch<W extends KubeObject, N extends boolean>(
-  resource: Resource<W, N>,
-  options: Omit<Watch<W, N>, "resource">,
-): Watch<W, N> {
-  return { resource, ...options };
-}
-
-/**
  * What a reconcile wants the world to look like. The runtime makes it so: it server-side applies
  * `children` under the plugin's field manager with a controller owner reference (skipping the
  * request when the cache already matches), deletes children it created earlier that are no
@@ -209,73 +123,6 @@ export interface ReconcileContext {
   metrics: Registry;
   /** Aborts when the reconcile must stop early (shutdown, lost leadership). */
   signal: AbortSignal;
-}
-
-/** One admission request for the plugin's kind, as the API server sent it. */
-export interface AdmissionRequest<T extends KubeObject = KubeObject> {
-  /** What the request does. */
-  operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
-  /** The request's namespace. */
-  namespace?: string;
-  /** The object's name (absent for a create with `generateName`). */
-  name?: string;
-  /** The object as it would be stored (absent for DELETE). */
-  object?: T;
-  /** The object as stored (UPDATE, DELETE). */
-  oldObject?: T;
-  /** True when nothing will be stored: have no side effects. */
-  dryRun: boolean;
-  /** Who asks, as the review says (see `userInfo`). */
-  username?: string;
-  /**
-   * Who asks, as the review says. The API server does not authenticate itself to webhooks by
-   * default, so this is a claim: trust it no further than `requesterMay` does.
-   */
-  userInfo?: Requester;
-}
-
-/** What validation says: warnings kubectl prints, and a refusal for an object that can never work. */
-export interface AdmissionVerdict {
-  /** Printed by kubectl; say what will go wrong, and how to fix it. */
-  warnings?: string[];
-  /**
-   * Refuses the request with this message: name the field and the fix. The runtime judges it as
-   * a change: a create is refused; an update only when the old object, validated as a create,
-   * is not refused with the same words (so an object stored before a rule stays writable); a
-   * delete, an update of an object being deleted, and an update of metadata or status alone,
-   * never (they become warnings).
-   */
-  denied?: string;
-}
-
-/**
- * What admission may use. It runs on every replica, leader or not, so it reads and never writes;
- * the cache may still be syncing right after a start. Whoever reaches the webhook port can post a
- * review, so an answer must not tell them what they could not read themselves: look at another
- * object only when `requesterMay` says the requester could, and prefer the cache.
- */
-export interface AdmissionContext {
-  /**
-   * For reads the cache does not hold. Admission's own client, with its own rate limit (10 a
-   * second, 20 at once), apart from the reconcilers': a flood of reviews slows admission alone.
-   */
-  client: KubeClient;
-  /** Cached reads, as in a reconcile (the cache may still be syncing right after a start). */
-  cache<R extends KubeObject, N extends boolean>(resource: Resource<R, N>): CacheReader<R, N>;
-  /** True when the API server serves this kind (e.g. its CRD is installed). */
-  installed(resource: Resource): boolean;
-  /**
-   * Whether the review's requester may `verb` objects of `resource` (the one named, in the
-   * namespace given), by a SubjectAccessReview (cached; false without a requester, or when the
-   * API server cannot be asked now).
-   */
-  requesterMay(
-    verb: Verb,
-    resource: Resource,
-    object?: { namespace?: string; name?: string },
-  ): Promise<boolean>;
-  /** A logger for admission. */
-  log: Logger;
 }
 
 /** Filters changes of the plugin's own kind before they reach the queue. */
@@ -539,81 +386,4 @@ export function looksLikePlugin(value: unknown): value is Plugin {
   const v = value as Partial<Plugin> | null;
   return typeof v === "object" && v !== null && typeof v.name === "string" &&
     typeof v.reconcile === "function" && typeof v.for === "object";
-}
-
-/**
- * A failure that retrying will not fix (e.g. an invalid spec); reported, not retried.
- *
- * @example
- * ```ts
- * import { PermanentError } from "ptemplate-operator/mod.ts";
- *
- * const error = new PermanentError("spec.size must be positive", { reason: "InvalidSpec" });
- * if (error.reason !== "InvalidSpec") throw new Error("the Event's reason");
- * ```
- */
-export class PermanentError extends Error {
-  /** Always `PermanentError`. */
-  override readonly name = "PermanentError";
-  /** A short CamelCase reason for the Event. */
-  readonly reason: string;
-  /** `message` names the field and the fix; `reason` is the Event's (default `ReconcileFailed`). */
-  constructor(message: string, options: { reason?: string; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.reason = options.reason ?? "ReconcileFailed";
-  }
-}
-
-/** A failure worth retrying; the same as throwing any other error, with an optional delay. */
-export class TemporaryError extends Error {
-  /** Always `TemporaryError`. */
-  override readonly name = "TemporaryError";
-  /** Retry after this long instead of the usual backoff. */
-  readonly retryAfterMs?: number;
-  /** `message` says what failed; `retryAfterMs` when to try again. */
-  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
-/**
- * What `plugin` declared it reads of `resource` (with its own kind's `status` when it writes
- * status), or undefined when it declared nothing of it.
- */
-export function declaredReads(
-  plugin: Pick<PluginSpec, "reads" | "for" | "writesStatus">,
-  resource: Resource,
-): string[] | undefined {
-  const same = (r: Resource) =>
-    r.group === resource.group && r.version === resource.version &&
-    r.plural === resource.plural && r.labelSelector === resource.labelSelector &&
-    r.fieldSelector === resource.fieldSelector;
-  const declared = (plugin.reads ?? []).filter((r) => same(r.resource));
-  if (!declared.length) return undefined;
-  const fields = declared.flatMap((r) => r.fields);
-  if (same(plugin.for) && plugin.writesStatus !== false) fields.push("status");
-  return [...new Set(fields)];
-}
-
-/** The plugin's owned kinds, each with its options. */
-export function ownedKinds(plugin: Pick<PluginSpec, "owns">): OwnedKind[] {
-  return (plugin.owns ?? []).map((owned) => "resource" in owned ? owned : { resource: owned });
-}
-
-/**
- * A filter that passes creations, deletions and spec changes, not status-only updates.
- *
- * @example
- * ```ts
- * import { generationChanged } from "ptemplate-operator/mod.ts";
- *
- * const old = { metadata: { name: "a", generation: 1 } };
- * const statusOnly = { metadata: { name: "a", generation: 1 }, status: { ready: true } };
- * if (generationChanged({ type: "updated", object: statusOnly, old })) throw new Error("filtered");
- * ```
- */
-export function generationChanged<T extends KubeObject>(change: StoreChange<T>): boolean {
-  if (change.type !== "updated") return true;
-  return change.object.metadata?.generation !== change.old.metadata?.generation;
 }

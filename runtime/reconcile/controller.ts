@@ -10,12 +10,7 @@ import type { KubeObject } from "../../kube/object.ts";
 import { type ObjectRef, objectRef, parseRefKey, refKey } from "../../kube/object_ref.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
 import type { PoolReader } from "../cache/mod.ts";
-import {
-  causeOf,
-  type EventRecorder,
-  type Logger,
-  WarningThrottle,
-} from "../observe/mod.ts";
+import { causeOf, type EventRecorder, type Logger, WarningThrottle } from "../observe/mod.ts";
 import { ownedKinds, type Plugin } from "../plugin/mod.ts";
 import {
   clearQuarantine,

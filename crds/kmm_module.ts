@@ -13,6 +13,11 @@ export const MODULE: Resource<Module, true> = {
 export const KMM_MODULE_CRD_FILE = new URL("./kmm.sigs.x-k8s.io_modules.yaml", import.meta.url);
 
 /** KMM's per-part progress counters. */
+/** KMM's own label on the pods of its module loader and device plugin DaemonSets. */
+export const KMM_MODULE_LABEL = "kmm.node.kubernetes.io/module.name";
+/** KMM's role label: `module-loader` or `device-plugin`. */
+export const KMM_ROLE_LABEL = "kmm.node.kubernetes.io/role";
+
 export interface ModuleCounts {
   nodesMatchingSelectorNumber?: number;
   desiredNumber?: number;

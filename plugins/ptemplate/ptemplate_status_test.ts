@@ -3,7 +3,7 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Module } from "../../crds/kmm_module.ts";
 import type { Ptemplate } from "../../crds/ptemplate.ts";
 import type { Stored } from "../../mod.ts";
-import { type Observed, statusFor } from "./status_aggregator.ts";
+import { type Observed, statusFor } from "./ptemplate_status.ts";
 
 const pt: Stored<Ptemplate, true> = {
   metadata: { name: "p", namespace: "n", uid: "pt-uid", generation: 3 },

@@ -62,14 +62,14 @@ import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import { isApiError } from "../../kube/errors.ts";
 import { LEASE } from "../../kube/kinds.ts";
-import { missingRule } from "../../kube/preflight.ts";
 import { NotLeaderError } from "../../kube/write_fence.ts";
-import { StartupError } from "../../util/startup_error.ts";
 import { type Clock, Instant, systemClock } from "../../util/clock.ts";
 import { sleep } from "../../util/sleep.ts";
-import { ReconnectBackoff } from "../../util/backoff.ts";
 import { instantSpan } from "../../util/tracer.ts";
 import { causeOf, type Gauge, type Logger, WarningThrottle } from "../observe/mod.ts";
+import { failAtStartup } from "./lease_startup.ts";
+import { microTime, releaseLease, watchLease } from "./lease_watch.ts";
+import { type Lease, type LeaseSpec, LeaseView } from "./lease_view.ts";
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -121,38 +121,10 @@ export interface LeaderCallbacks {
   onStoppedLeading(reason: StopReason): Promise<void>;
 }
 
-interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-type Lease = KubeObject & { spec?: LeaseSpec };
-
-/** The lease record as last seen, and when (by our monotonic clock) it last changed. */
-interface Observation {
-  record: string;
-  spec: LeaseSpec;
-  /** Monotonic milliseconds when we received the record in which we last saw a change. */
-  changedAt: number;
-  resourceVersion?: string;
-}
-
 /** The three durations of leader election, in milliseconds. */
 export interface LeaseTiming {
   leaseDurationMs: number;
   renewDeadlineMs: number;
-}
-
-/**
- * A standby's view: milliseconds until another holder's lease runs out, for a record last seen
- * changing at `changedAt` on `clock`'s monotonic clock (negative once it has). The wall clock
- * plays no part: a jump of it must not hand anyone a lease early.
- */
-export function leaseExpiresInMs(changedAt: number, durationMs: number, clock: Clock): number {
-  return durationMs - (clock.monotonicMs() - changedAt);
 }
 
 /**
@@ -172,11 +144,6 @@ export function writeBudgetMs(
 
 type Attempt = "acquired" | "held" | "failed";
 
-/** RFC 3339 with microseconds, as `MicroTime` fields require. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
-
 export class LeaderElector {
   readonly #client: KubeClient;
   readonly #options:
@@ -184,9 +151,8 @@ export class LeaderElector {
     & Pick<LeaderElectionOptions, "gauge" | "labels" | "annotations">;
   readonly #clock: Clock;
   readonly #warnings: WarningThrottle;
-  #observed?: Observation;
-  /** The newest lease object seen (for renewing without reading it first). */
-  #latest?: Lease;
+  /** What it has seen of the Lease. */
+  readonly #view: LeaseView;
   /** Just before the request behind our latest successful acquire or renewal was sent. */
   #renewed?: Instant;
   #leading = false;
@@ -209,6 +175,7 @@ export class LeaderElector {
       watch: options.watch ?? true,
     };
     this.#clock = this.#options.clock;
+    this.#view = new LeaseView(this.#clock);
     const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.#options;
     if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > retryPeriodMs * 1.2)) {
       throw new RangeError(
@@ -242,7 +209,7 @@ export class LeaderElector {
    * for an elector that does not watch it itself.
    */
   saw(lease: KubeObject | undefined): void {
-    this.#observe(lease, Instant.now(this.#clock));
+    this.#view.observe(lease, Instant.now(this.#clock));
     this.#wake?.();
   }
 
@@ -252,13 +219,13 @@ export class LeaderElector {
    */
   holder(): string | undefined {
     if (this.isLeader) return this.#options.identity;
-    const holder = this.#observed?.spec.holderIdentity;
-    return holder && this.#expiresInMs() > 0 ? holder : undefined;
+    const holder = this.#view.holderIdentity;
+    return holder && this.#view.expiresInMs() > 0 ? holder : undefined;
   }
 
   /** The annotations of the lease as last seen (a ring records its size there). */
   get annotations(): Record<string, string> {
-    return this.#latest?.metadata?.annotations ?? {};
+    return this.#view.latest?.metadata?.annotations ?? {};
   }
 
   /** True while this instance leads and its last renewal is within the renew deadline. */
@@ -284,7 +251,14 @@ export class LeaderElector {
   async run(signal: AbortSignal, callbacks: LeaderCallbacks): Promise<void> {
     const { log, identity, name } = this.#options;
     const watcher = new AbortController();
-    const watching = this.#options.watch ? this.#watchLease(watcher.signal) : Promise.resolve();
+    const watching = this.#options.watch
+      ? watchLease(this.#client, this.#options, {
+        view: this.#view,
+        clock: this.#clock,
+        seen: () => this.#wake?.(),
+        signal: watcher.signal,
+      })
+      : Promise.resolve();
     try {
       while (!signal.aborted) {
         log.info("campaigning for lease {lease} as {identity}", { lease: name, identity });
@@ -328,7 +302,9 @@ export class LeaderElector {
         await lostDuringDrain;
         const stillLeader = this.isLeader;
         this.#setLeading(false);
-        if (end === "stopped" && stillLeader) await this.#release();
+        if (end === "stopped" && stillLeader) {
+          await releaseLease(this.#client, this.#options, this.#clock);
+        }
       }
     } finally {
       this.#handOver = undefined;
@@ -365,7 +341,7 @@ export class LeaderElector {
         await this.#nap(retryPeriodMs, signal);
         continue;
       }
-      if (this.#clock.monotonicMs() >= nextLook || this.#looksFree()) {
+      if (this.#clock.monotonicMs() >= nextLook || this.#view.looksFree(this.#options.identity)) {
         const result = await this.#attempt(signal, this.#options.renewDeadlineMs, false);
         if (result === "acquired") return true;
         nextLook = this.#clock.monotonicMs() + retryPeriodMs * (1 + 0.2 * Math.random());
@@ -373,7 +349,7 @@ export class LeaderElector {
       // Look again at the next poll, or the moment the holder's lease runs out, or when the
       // watch shows a change, whichever comes first.
       const untilLook = nextLook - this.#clock.monotonicMs();
-      await this.#nap(Math.max(0, Math.min(untilLook, this.#expiresInMs())), signal);
+      await this.#nap(Math.max(0, Math.min(untilLook, this.#view.expiresInMs())), signal);
     }
     return false;
   }
@@ -385,7 +361,7 @@ export class LeaderElector {
     while (!stop.aborted) {
       const remaining = renewDeadlineMs - this.#renewed!.elapsedMs();
       if (remaining <= 0) return "lost";
-      if (this.#heldByAnother()) return "lost";
+      if (this.#view.heldByAnother(this.#options.identity)) return "lost";
       const untilNext = retryPeriodMs - lastAttempt.elapsedMs();
       if (untilNext > 0) {
         await this.#nap(Math.min(untilNext, remaining), stop);
@@ -399,25 +375,6 @@ export class LeaderElector {
       if (result === "held") return "lost";
     }
     return "stopped";
-  }
-
-  /** True when the last record we saw names another holder whose lease has not run out. */
-  #heldByAnother(): boolean {
-    const holder = this.#observed?.spec.holderIdentity;
-    return Boolean(holder) && holder !== this.#options.identity && this.#expiresInMs() > 0;
-  }
-
-  /** True when the last record we saw is free for us: no holder, us, or run out. */
-  #looksFree(): boolean {
-    return this.#observed !== undefined && !this.#heldByAnother();
-  }
-
-  /** Milliseconds until the observed holder's lease runs out by our clock (Infinity if none seen). */
-  #expiresInMs(): number {
-    const observed = this.#observed;
-    if (!observed) return Infinity;
-    const duration = (observed.spec.leaseDurationSeconds ?? 0) * 1000;
-    return leaseExpiresInMs(observed.changedAt, duration, this.#clock);
   }
 
   /**
@@ -457,11 +414,11 @@ export class LeaderElector {
         spec: spec(lease.spec ?? {}),
       }, { signal, timeoutMs: left() });
       this.#renewed = sent;
-      this.#observe(updated, sent);
+      this.#view.observe(updated, sent);
       return "acquired";
     };
     try {
-      const latest = this.#latest;
+      const latest = this.#view.latest;
       if (renewing && latest?.spec?.holderIdentity === identity) {
         try {
           return await write(latest);
@@ -489,17 +446,17 @@ export class LeaderElector {
         }, { signal, timeoutMs: left() });
         this.#renewed = sent;
         this.#everRead = true;
-        this.#observe(created, sent);
+        this.#view.observe(created, sent);
         return "acquired";
       }
       // Observed now, after the answer arrived: the later instant is the safe one for a follower.
       this.#everRead = true;
-      this.#observe(lease, Instant.now(this.#clock));
-      if (this.#heldByAnother()) return "held";
+      this.#view.observe(lease, Instant.now(this.#clock));
+      if (this.#view.heldByAnother(this.#options.identity)) return "held";
       return await write(lease);
     } catch (error) {
       if (signal.aborted) return "failed";
-      if (!this.#everRead) this.#failStartup(error);
+      if (!this.#everRead) failAtStartup(error, this.#options);
       // A conflict means the record changed since we read it; the next look tells by whom.
       if (!isApiError(error, 409)) {
         this.#warnings.warn(causeOf(error), "lease {lease}: {error}", {
@@ -509,144 +466,5 @@ export class LeaderElector {
       }
       return "failed";
     }
-  }
-
-  /**
-   * Throws a StartupError for what will not get better by retrying at start-up: no permission on
-   * the lease, or no such namespace. (Later, the same is retried: RBAC may be mid-change.)
-   */
-  #failStartup(error: unknown): void {
-    const { namespace, name } = this.#options;
-    if (isApiError(error, 403)) {
-      throw new StartupError(
-        `${error.message}; leader election needs the Lease ${namespace}/${name}: ${
-          missingRule(
-            "coordination.k8s.io",
-            "leases",
-            ["get", "create", "update", "watch"],
-            namespace,
-          )
-        }`,
-      );
-    }
-    if (isApiError(error, 422) || isApiError(error, 400)) {
-      // A name or namespace the API server refuses: no retry can make it take it.
-      throw new StartupError(
-        `the API server refuses the Lease ${namespace}/${name}: ${error.message}; choose a ` +
-          "valid name with --leader-election-id (a DNS subdomain) and namespace with " +
-          "--leader-election-namespace",
-      );
-    }
-    if (isApiError(error, 404) && error.details?.kind === "namespaces") {
-      throw new StartupError(
-        `the leader-election namespace "${namespace}" does not exist: create it (kubectl ` +
-          `create namespace ${namespace}) or choose another with --leader-election-namespace`,
-      );
-    }
-  }
-
-  /** Remembers the record, and when (by our monotonic clock) it last changed. */
-  #observe(lease: Lease | undefined, at: Instant): void {
-    const spec = lease?.spec ?? {};
-    const record = JSON.stringify(spec);
-    const resourceVersion = lease?.metadata?.resourceVersion;
-    if (this.#observed?.record !== record) {
-      this.#observed = { record, spec, changedAt: at.monotonic, resourceVersion };
-    } else if (resourceVersion) {
-      this.#observed.resourceVersion = resourceVersion;
-    }
-    // The newest version wins: a watch event may arrive after the answer to a later write.
-    const known = Number(this.#latest?.metadata?.resourceVersion);
-    if (!lease || !(Number(resourceVersion) < known)) this.#latest = lease;
-  }
-
-  /**
-   * Follows the lease through a watch, so a release or another holder is noticed at once and a
-   * record change is timed when it happens rather than at the next poll. Polling goes on
-   * regardless: this only makes things faster, never safer.
-   */
-  async #watchLease(signal: AbortSignal): Promise<void> {
-    const { namespace, name } = this.#options;
-    const backoff = new ReconnectBackoff();
-    while (!signal.aborted) {
-      const from = this.#observed?.resourceVersion;
-      if (!from) {
-        await sleep(200, signal);
-        continue;
-      }
-      const started = this.#clock.monotonicMs();
-      try {
-        for await (
-          const event of this.#client.watch(LEASE, {
-            namespace,
-            fieldSelector: `metadata.name=${name}`,
-            resourceVersion: from,
-            signal,
-          })
-        ) {
-          if (event.type === "BOOKMARK") continue;
-          this.#observe(
-            event.type === "DELETED" ? undefined : event.object,
-            Instant.now(this.#clock),
-          );
-          this.#wake?.();
-        }
-        backoff.reset();
-      } catch (error) {
-        if (signal.aborted) break;
-        // 410: our resourceVersion is too old; the next look at the lease brings a new one.
-        if (isApiError(error, 410) && this.#observed) this.#observed.resourceVersion = "";
-        await sleep(backoff.next(this.#clock.monotonicMs() - started), signal);
-      }
-    }
-  }
-
-  /** Gives the lease up so another instance can take it without waiting for it to expire. */
-  async #release(): Promise<void> {
-    const { namespace, name, identity, log } = this.#options;
-    try {
-      const lease = await this.#client.get(LEASE, name, { namespace, timeoutMs: 5_000 });
-      if (lease.spec?.holderIdentity !== identity) return;
-      const now = microTime(this.#clock.wallMs());
-      await this.#client.update(LEASE, {
-        ...lease,
-        spec: {
-          leaseTransitions: lease.spec.leaseTransitions,
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-        },
-      }, { timeoutMs: 5_000 });
-      log.info("released lease {lease}", { lease: name });
-      instantSpan("leader election: released the lease", {
-        lease: name,
-        identity: this.#options.identity,
-      });
-    } catch (error) {
-      log.warn("could not release lease {lease}: {error}", {
-        lease: name,
-        error: (error as Error).message,
-      });
-    }
-  }
-}
-
-/**
- * `<pod>_<random>`: unique per process, readable in `kubectl get lease`. The pod is `POD_NAME`
- * (the Deployment sets it from the downward API), else the hostname: the API server's leader fence
- * (cli/leader_fence_policy.ts) matches the holder's prefix against the pod named in the writer's
- * token, and a hostname is not the pod's name under hostNetwork or past 63 characters.
- */
-export function defaultIdentity(): string {
-  const host = tryRead(() => Deno.env.get("POD_NAME")) || tryRead(() => Deno.hostname());
-  // Without either permission the random part still makes it unique.
-  return `${host || "unknown"}_${crypto.randomUUID().slice(0, 8)}`;
-}
-
-function tryRead(read: () => string | undefined): string | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
   }
 }

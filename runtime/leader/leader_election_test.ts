@@ -1,6 +1,8 @@
 import { expect } from "expect";
 import { type Clock, Instant } from "../../util/clock.ts";
-import { defaultIdentity, leaseExpiresInMs, writeBudgetMs } from "./leader_election.ts";
+import { writeBudgetMs } from "./leader_election.ts";
+import { defaultIdentity } from "./leader_identity.ts";
+import { leaseExpiresInMs } from "./lease_view.ts";
 
 /** Two clocks the test moves apart: `run` moves both, `jump` only the wall clock. */
 function clocks() {

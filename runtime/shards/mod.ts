@@ -5,3 +5,4 @@
 export * from "./assignment.ts";
 export * from "./shard_ring.ts";
 export * from "./shard_names.ts";
+export type { ShardClaim } from "./shard_slot.ts";

@@ -47,10 +47,12 @@ import { NotLeaderError, type WriteFence } from "../../kube/write_fence.ts";
 import { type Clock, systemClock } from "../../util/clock.ts";
 import { sleep } from "../../util/sleep.ts";
 import { Informer } from "../cache/mod.ts";
-import { LeaderElector, leaderGauge, leaseExpiresInMs } from "../leader/mod.ts";
+import { LeaderElector, leaderGauge } from "../leader/mod.ts";
 import type { Gauge, Logger, ProbeChecks, Registry } from "../observe/mod.ts";
 import { assignShards } from "./assignment.ts";
+import { type RingLeaseNames, RingLeases } from "./ring_leases.ts";
 import { ringLabelValue, shardLeasePrefix } from "./shard_names.ts";
+import { type ShardClaim, ShardSlot } from "./shard_slot.ts";
 
 /** The names the ring writes on its leases (under the operator's domain). */
 export interface RingNames {
@@ -66,17 +68,6 @@ export interface ShardWork {
   start(shard: number): void;
   /** The shard is handed on (its reconciles have drained): stop and drop its caches. */
   stop(shard: number): Promise<void>;
-}
-
-/** The right to reconcile one key now, for the shard it hashes to. */
-export interface ShardClaim {
-  shard: number;
-  /** Passes writes only while the shard's lease is surely held (the leader's fence, per shard). */
-  fence: WriteFence;
-  /** Aborts when the shard is lost, or its hand-over stops waiting for this reconcile. */
-  signal: AbortSignal;
-  /** The reconcile is over (a hand-over waits for every claim to be released). */
-  release(): void;
 }
 
 export interface ShardRingOptions {
@@ -106,37 +97,16 @@ export interface ShardRingOptions {
   clock?: Clock;
 }
 
-/** One shard, as this replica holds it (or not). */
-interface Shard {
-  index: number;
-  elector: LeaderElector;
-  /** Claims are given: the lease is held and no hand-over has begun. */
-  serving: boolean;
-  /** Aborts this term's claims (lost, or a drain out of time). */
-  term: AbortController;
-  inFlight: number;
-  /** Told when `inFlight` comes down to 0. */
-  drained?: () => void;
-}
-
-/** A lease of the ring as last seen, and when (by our monotonic clock) its record last changed. */
-interface Seen {
-  uid?: string;
-  holder?: string;
-  durationMs: number;
-  count?: number;
-  record: string;
-  changedAt: number;
-}
-
+/** Replicas that split the keys by shards, each shard a Lease held like the leader's. */
 export class ShardRing {
   readonly count: number;
   readonly #options: ShardRingOptions;
   readonly #timing: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number };
   readonly #clock: Clock;
-  readonly #shards: Shard[];
+  readonly #shards: ShardSlot[];
   readonly #member: LeaderElector;
-  readonly #seen = new Map<string, Seen>();
+  readonly #leases: RingLeases;
+  readonly #leaseNames: RingLeaseNames;
   readonly #held?: Gauge;
   readonly #members?: Gauge;
   readonly #serverGauge?: Gauge;
@@ -183,15 +153,18 @@ export class ShardRing {
         labels,
         annotations,
       });
-    this.#member = elector(this.#memberLease(options.identity));
+    this.#member = elector(`${name}-member-${fnv1a64Hex(options.identity)}`);
+    this.#leases = new RingLeases({
+      countAnnotation: options.names.countAnnotation,
+      clock: this.#clock,
+    });
+    this.#leaseNames = {
+      memberPrefix: `${name}-member-`,
+      shardPrefix: shardLeasePrefix(name),
+      ownMember: this.#member.name,
+    };
     this.#shards = Array.from({ length: count }, (_, index) => {
-      const shard: Shard = {
-        index,
-        elector: elector(`${shardLeasePrefix(name)}${index}`),
-        serving: false,
-        term: new AbortController(),
-        inFlight: 0,
-      };
+      const shard = new ShardSlot(index, elector(`${shardLeasePrefix(name)}${index}`));
       shard.elector.want(false);
       return shard;
     });
@@ -235,20 +208,7 @@ export class ShardRing {
    * not begun. Undefined when another replica's (or nobody's yet). Release it when done.
    */
   claim(uid: string): ShardClaim | undefined {
-    const shard = this.#shards[this.shardOf(uid)];
-    if (!shard.serving || !shard.elector.isLeader) return undefined;
-    shard.inFlight++;
-    let released = false;
-    return {
-      shard: shard.index,
-      fence: shard.elector.fence,
-      signal: shard.term.signal,
-      release: () => {
-        if (released) return;
-        released = true;
-        if (--shard.inFlight === 0) shard.drained?.();
-      },
-    };
+    return this.#shards[this.shardOf(uid)].claim();
   }
 
   /** Passes while this replica holds any shard (for writes about no one key: Events). */
@@ -368,22 +328,7 @@ export class ShardRing {
   /** A version of a ring lease, as the watch delivered it. */
   #saw(lease: KubeObject, deleted: boolean): void {
     const name = lease.metadata?.name ?? "";
-    const spec = (lease as { spec?: { holderIdentity?: string; leaseDurationSeconds?: number } })
-      .spec;
-    if (deleted) this.#seen.delete(name);
-    else {
-      const record = JSON.stringify(spec ?? {});
-      const old = this.#seen.get(name);
-      const count = Number(lease.metadata?.annotations?.[this.#options.names.countAnnotation]);
-      this.#seen.set(name, {
-        uid: lease.metadata?.uid,
-        holder: spec?.holderIdentity || undefined,
-        durationMs: (spec?.leaseDurationSeconds ?? 0) * 1000,
-        count: Number.isInteger(count) ? count : undefined,
-        record,
-        changedAt: old?.record === record ? old.changedAt : this.#clock.monotonicMs(),
-      });
-    }
+    this.#leases.saw(lease, deleted);
     for (const shard of this.#shards) {
       if (shard.elector.name === name) shard.elector.saw(deleted ? undefined : lease);
     }
@@ -391,53 +336,20 @@ export class ShardRing {
     if (this.#assigned) this.#reassign();
   }
 
-  /** The holder of a lease seen, while its lease has not run out by our clock. */
-  #liveHolder(seen: Seen | undefined): string | undefined {
-    if (!seen?.holder) return undefined;
-    return leaseExpiresInMs(seen.changedAt, seen.durationMs, this.#clock) > 0
-      ? seen.holder
-      : undefined;
-  }
-
   /** Looks at the ring and campaigns for (or hands over) each shard accordingly. */
   #reassign(): void {
     const { name, identity, log } = this.#options;
     if (!this.#member.isLeader) return;
-    const memberPrefix = `${name}-member-`;
-    const members = new Set<string>([identity]);
-    // A ring of another size: its shard Leases stop us at once, as their keys are cut otherwise.
-    // Its members alone stop us only while no shard of our size is held (two sizes started
-    // together stop both); beside a ring at work they are left out, so that a replica started
-    // with the wrong --shards stops itself, not the ring it joins (and a rollout that changes
-    // the size waits, ready, for the old replicas' Leases to go).
-    let foreignShard: string | undefined;
-    let foreignMember: string | undefined;
-    let ringAtWork = false;
-    for (const [lease, seen] of this.#seen) {
-      const holder = this.#liveHolder(seen);
-      if (!holder) continue;
-      const member = lease.startsWith(memberPrefix);
-      if (seen.count !== undefined && seen.count !== this.count) {
-        const why = `lease ${lease} (held by ${holder}) belongs to a ring of ${seen.count} ` +
-          `shards, this replica was started with ${this.count}: run every replica with the ` +
-          `same --shards (to change it, stop the replicas of the old size; the new ones take ` +
-          `over once their Leases are released or run out)`;
-        if (member) foreignMember ??= why;
-        else foreignShard ??= why;
-      } else if (member) members.add(holder);
-      else ringAtWork = true;
-    }
-    const mismatch = foreignShard
-      ? { why: foreignShard, waiting: true }
-      : foreignMember && !ringAtWork
-      ? { why: foreignMember, waiting: false }
-      : undefined;
-    const ignored = mismatch ? undefined : foreignMember;
+    const { members, mismatch, ignored } = this.#leases.membership(
+      this.#leaseNames,
+      identity,
+      this.count,
+    );
     if (ignored !== this.#ignored && ignored) {
       log.warn("left out of the ring, which keeps working: {why}", { why: ignored });
     }
     this.#ignored = ignored;
-    this.#sweep(memberPrefix);
+    this.#sweep();
     if (mismatch?.why !== this.#mismatch?.why) {
       if (mismatch?.waiting) {
         log.warn("waiting for a ring of another size to go: {why}", { why: mismatch.why });
@@ -456,10 +368,9 @@ export class ShardRing {
     this.#assigned = true;
   }
 
-  #started(shard: Shard): void {
+  #started(shard: ShardSlot): void {
     const { name, log, work } = this.#options;
-    shard.term = new AbortController();
-    shard.serving = true;
+    shard.serve();
     this.#held?.set({ ring: name, shard: String(shard.index) }, 1);
     log.info("took shard {shard} of ring {ring}", { shard: shard.index, ring: name });
     work.start(shard.index);
@@ -469,26 +380,10 @@ export class ShardRing {
    * Stops a shard's work: at once when lost; else new claims are refused, the claims in flight
    * drain (cancelled after `drainMs`), and its caches go, before the elector releases the lease.
    */
-  async #stopped(shard: Shard, reason: "lost" | "shutdown" | "handover"): Promise<void> {
+  async #stopped(shard: ShardSlot, reason: "lost" | "shutdown" | "handover"): Promise<void> {
     const { name, log, work } = this.#options;
-    shard.serving = false;
     this.#held?.set({ ring: name, shard: String(shard.index) }, 0);
-    if (reason === "lost") shard.term.abort(new NotLeaderError(`lost shard ${shard.index}`));
-    if (shard.inFlight > 0) {
-      const drained = new Promise<void>((resolve) => shard.drained = resolve);
-      const drainMs = this.#options.drainMs ?? 30_000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<"late">((resolve) => timer = setTimeout(resolve, drainMs, "late"));
-      if (await Promise.race([drained, late]) === "late") {
-        log.warn("shard {shard}: reconciles still running after {seconds} s; cancelling them", {
-          shard: shard.index,
-          seconds: drainMs / 1000,
-        });
-        shard.term.abort(new NotLeaderError(`shard ${shard.index} handed over`));
-      }
-      clearTimeout(timer);
-      shard.drained = undefined;
-    }
+    await shard.drain(reason, this.#options.drainMs ?? 30_000, log);
     await work.stop(shard.index);
     log.info("{how} shard {shard} of ring {ring}", {
       how: reason === "lost" ? "lost" : "handing over",
@@ -504,22 +399,15 @@ export class ShardRing {
    * left held by a crashed replica would refuse our writes to the children of its old shard for
    * ever. Any replica may; the uid makes it a no-op for a lease made anew.
    */
-  #sweep(memberPrefix: string): void {
+  #sweep(): void {
     const { client, namespace, log } = this.#options;
-    const now = this.#clock.monotonicMs();
-    const shardPrefix = shardLeasePrefix(this.#options.name);
-    const pastOurSize = (lease: string) =>
-      lease.startsWith(shardPrefix) && /^\d+$/.test(lease.slice(shardPrefix.length)) &&
-      Number(lease.slice(shardPrefix.length)) >= this.count;
-    for (const [name, seen] of this.#seen) {
-      const member = name.startsWith(memberPrefix) && name !== this.#member.name;
-      if (!member && !pastOurSize(name)) continue;
-      if (now - seen.changedAt < 10 * Math.max(seen.durationMs, this.#timing.leaseDurationMs)) {
-        continue;
-      }
-      const what = member ? "member" : "shard";
-      this.#seen.delete(name);
-      client.delete(LEASE, name, { namespace, uid: seen.uid, timeoutMs: 5_000 }).then(
+    const stale = this.#leases.takeStale(
+      this.#leaseNames,
+      this.count,
+      this.#timing.leaseDurationMs,
+    );
+    for (const { name, uid, what } of stale) {
+      client.delete(LEASE, name, { namespace, uid, timeoutMs: 5_000 }).then(
         () => log.info("deleted {what} lease {lease}, unchanged for long", { what, lease: name }),
         (error) => {
           if (!isApiError(error, 404) && !isApiError(error, 409)) {
@@ -551,11 +439,6 @@ export class ShardRing {
         error: (error as Error).message,
       });
     }
-  }
-
-  /** `<ring>-member-<16 hex digits>`: identities are free text, lease names are not. */
-  #memberLease(identity: string): string {
-    return `${this.#options.name}-member-${fnv1a64Hex(identity)}`;
   }
 }
 

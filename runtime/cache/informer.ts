@@ -13,12 +13,10 @@
  * (`nudge`), a relist waiting out its backoff goes at once, so the caches return with the network.
  *
  * Why a paged LIST (500 a page) and not the streaming list (a watch with `sendInitialEvents`,
- * WatchList), which 1.36 serves by default: measured in Deno at 5000 ConfigMaps (10.5 MiB of
- * JSON, production V8 flags), the paged list peaked 25–26 MiB of RSS above the process's base,
- * the stream 36–38 MiB: Deno's fetch keeps each of the stream's ~2,800 small chunks in a buffer
- * until the next GC, which outweighs the ~2.7 MiB of heap the stream saves
- * (measured for issue 25, three rounds each in fresh processes). The gains of the stream are
- * the API server's.
+ * WatchList), which 1.36 serves by default: in Deno the stream costs more memory at its peak than
+ * the pages, because Deno's fetch keeps each of its many small chunks in a buffer until the next
+ * GC, which outweighs the heap the stream saves (bench/README.md, "Paged list or streaming
+ * list"). The gains of the stream are the API server's.
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
@@ -31,100 +29,18 @@ import type { WatchEvent } from "../../kube/watch.ts";
 import { monotonicMs } from "../../util/clock.ts";
 import { ReconnectBackoff } from "../../util/backoff.ts";
 import { sleep } from "../../util/sleep.ts";
-import { causeOf, type Logger, WarningThrottle } from "../observe/mod.ts";
-import type { Interner } from "./interner.ts";
-import { metadataOnly, type Projector } from "./projection.ts";
-import { slim, type SlimOptions } from "./slim.ts";
+import { causeOf, WarningThrottle } from "../observe/mod.ts";
+import { type Behind, CacheFreshness } from "./cache_freshness.ts";
+import type { ChangeHandler, InformerOptions } from "./informer_options.ts";
+import { metadataOnly } from "./projection.ts";
+import { slim } from "./slim.ts";
 import { Store, type StoreChange } from "./store.ts";
-
-export interface InformerOptions {
-  /** Only this namespace; all namespaces when absent. */
-  namespace?: string;
-  /** Page size of the initial list and relists. */
-  pageSize?: number;
-  /**
-   * A watch that delivers nothing (not even a bookmark, which the API server sends about once a
-   * minute) for this long is treated as dead: its cache is behind, and it lists again; default 3
-   * minutes. Too small costs a relist now and then; too large leaves a watch that died on a live
-   * connection unnoticed by that much (a dead connection is noticed within seconds, see
-   * kube/connection_health.ts).
-   */
-  silenceTimeoutMs?: number;
-  /**
-   * How often to look again for a kind that is not served (its CRD missing, or deleted while
-   * running); default 2 s: a CRD that comes back is in use within about that long. Each look is
-   * one small LIST that the API server answers 404.
-   */
-  missingKindRetryMs?: number;
-  log: Logger;
-  /** Shared by all informers, so an outage is one warning per cause, not one per kind and retry. */
-  warnings?: WarningThrottle;
-  /** Never list or watch: the kind is not available here (see Watch.optional); its cache is empty. */
-  skipped?: boolean;
-  /** The plugins work without it: a 403 makes it unavailable (like a missing CRD), not stuck. */
-  optional?: boolean;
-  /** What the cache drops of each object's metadata (see slim.ts). */
-  slim?: SlimOptions;
-  /**
-   * What the cache keeps of each object's body (see projection.ts); all when absent. When it
-   * keeps nothing, the server is asked for metadata alone.
-   */
-  projector?: Projector;
-  /** Shares what the cached objects have in common (see interner.ts); one per pool. */
-  interner?: Interner;
-  /**
-   * The part of the kind this cache holds, when it is one of several (a kind split by the shards
-   * of a ring, see InformerPool): what to ask the server for besides the resource's own selectors
-   * (asked again at each list and watch), which objects to keep of what arrives (the same test, or
-   * a finer one), and the shard it belongs to.
-   */
-  part?: CachePart;
-}
-
-/** One part of a kind's objects; see InformerOptions.part. */
-export interface CachePart {
-  /** The shard whose objects these are; undefined for a part every shard reads. */
-  shard?: number;
-  /** Parameters of each list and watch: a shard selector, a label selector added to the kind's. */
-  query?: () => { shardSelector?: string; labelSelector?: string };
-  /** Whether to keep an object that arrives (a list item, a watch event, our write's answer). */
-  keeps: (object: KubeObject) => boolean;
-  /**
-   * Starts empty and idle (synced, fresh: rightly empty) until `resume`: the part of a shard this
-   * replica does not hold yet.
-   */
-  idle?: boolean;
-}
-
-export type ChangeHandler<T> = (change: StoreChange<T>) => void;
 
 /**
  * How one watch connection ended (410 Gone and failures are thrown instead): the server closed
  * it (resume it), we are stopping, it went silent (relist), or a relist was asked for.
  */
 type RoundEnd = "rewatch" | "stopped" | "silent" | "recheck";
-
-/** A write refused because a cache it was decided from is behind the API server (or fell behind since). */
-export class StaleCacheError extends Error {
-  override readonly name = "StaleCacheError";
-  constructor(readonly informer: Informer) {
-    super(
-      `the cache of ${informer.resource.kind}${
-        informer.namespace ? ` in ${informer.namespace}` : ""
-      } is behind the API server (${
-        informer.behind?.reason ?? "it fell behind and listed again"
-      }); ` +
-        `write refused until it has listed again`,
-    );
-  }
-}
-
-/** Why a cache is behind the API server, and since when. */
-export interface Behind {
-  /** Monotonic milliseconds when it fell behind. */
-  since: number;
-  reason: string;
-}
 
 /** How often a kind that is not served is looked for (see InformerOptions.missingKindRetryMs). */
 const DEFAULT_MISSING_KIND_RETRY_MS = 2_000;
@@ -144,9 +60,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   #resourceVersion = "";
   #running?: Promise<void>;
   /** Set while the cache may have missed changes; see the module doc. */
-  #behind?: Behind = { since: monotonicMs(), reason: "not listed yet" };
-  #epoch = 0;
-  #fresh = Promise.withResolvers<void>();
+  readonly #freshness: CacheFreshness;
   /** Ends the current watch so that the loop lists again (see `recheck`). */
   #rewatch?: AbortController;
   /** Wakes the loop from a wait (backoff, or a look for a missing kind). */
@@ -170,10 +84,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#options = options;
     this.#warnings = options.warnings ?? new WarningThrottle(options.log);
     if (options.skipped) this.#installed = false;
-    if (options.part?.idle) {
-      this.#behind = undefined;
-      this.#markSynced();
-    }
+    // An idle part is rightly empty: fresh.
+    this.#freshness = new CacheFreshness(options.part?.idle ? undefined : "not listed yet");
+    if (options.part?.idle) this.#markSynced();
   }
 
   /** The shard whose objects this cache holds; undefined when every shard reads it. */
@@ -209,22 +122,22 @@ export class Informer<T extends KubeObject = KubeObject> {
    * since (a kind known not to be served is fresh: its cache is rightly empty).
    */
   get fresh(): boolean {
-    return this.#behind === undefined;
+    return this.#freshness.behind === undefined;
   }
 
   /** Counts the times the cache fell behind: what was read at another epoch may be stale. */
   get epoch(): number {
-    return this.#epoch;
+    return this.#freshness.epoch;
   }
 
   /** Why and since when the cache is behind, or undefined when it is fresh. */
   get behind(): Behind | undefined {
-    return this.#behind;
+    return this.#freshness.behind;
   }
 
   /** Resolves when the cache is fresh (at once if it is). */
   whenFresh(): Promise<void> {
-    return this.#fresh.promise;
+    return this.#freshness.whenFresh();
   }
 
   /**
@@ -233,7 +146,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   recheck(reason: string): void {
     if (this.#options.skipped) return;
-    this.#fallBehind(reason);
+    this.#freshness.fallBehind(reason);
     this.#recheckAsked = true;
     this.#rechecks++;
     this.#rewatch?.abort();
@@ -301,7 +214,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.#options.skipped) {
       this.#installed = false;
       this.#markSynced();
-      this.#catchUp();
+      this.#freshness.catchUp();
       return Promise.resolve();
     }
     this.#running ??= this.#loop(signal).finally(() => this.#running = undefined);
@@ -313,7 +226,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    * until `signal` aborts; then `clear` it.
    */
   resume(signal: AbortSignal): Promise<void> {
-    this.#fallBehind("not listed yet");
+    this.#freshness.fallBehind("not listed yet");
     return this.run(signal);
   }
 
@@ -324,7 +237,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   clear(): void {
     this.#resourceVersion = "";
     this.#emit(this.store.replace([]));
-    this.#catchUp();
+    this.#freshness.catchUp();
   }
 
   /** Whether this part keeps `object`. */
@@ -360,7 +273,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         if (end === "stopped") continue;
         if (end === "silent" || end === "recheck") {
           // A silent watch may have been dead for a while: its cache is behind until relisted.
-          if (end === "silent") this.#fallBehind("its watch went silent");
+          if (end === "silent") this.#freshness.fallBehind("its watch went silent");
           needList = true;
           continue;
         }
@@ -391,7 +304,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         const gone = isApiError(error, 404) || (isApiError(error, 403) && this.#options.optional);
         if (gone && !listFailed) {
           // A watch refused so: the kind itself may be gone (its CRD deleted). A list says.
-          this.#fallBehind(`its watch failed: ${message}`);
+          this.#freshness.fallBehind(`its watch failed: ${message}`);
           await this.#pause(backoff.next(monotonicMs() - started), signal, false);
           continue;
         }
@@ -413,7 +326,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           await this.#pause(missingRetryMs, signal, false);
           continue;
         }
-        this.#fallBehind(`${listFailed ? "listing" : "its watch"} failed: ${message}`);
+        this.#freshness.fallBehind(`${listFailed ? "listing" : "its watch"} failed: ${message}`);
         if (isApiError(error, 410)) {
           log.info("resourceVersion {rv} expired (410 Gone); relisting", {
             rv: this.#resourceVersion,
@@ -448,22 +361,6 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** From now on writes may not be decided from this cache, until it has listed again. */
-  #fallBehind(reason: string): void {
-    // Already behind: the latest reason is the one worth telling.
-    if (this.#behind) return void (this.#behind.reason = reason);
-    this.#behind = { since: monotonicMs(), reason };
-    this.#epoch++;
-    this.#fresh = Promise.withResolvers<void>();
-  }
-
-  /** The cache matches the server again. */
-  #catchUp(): void {
-    if (!this.#behind) return;
-    this.#behind = undefined;
-    this.#fresh.resolve();
-  }
-
   /**
    * The kind is not served (its CRD is missing or was deleted): an empty cache, told to every
    * subscriber, and rightly so until it is served again.
@@ -475,7 +372,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.#emit(this.store.replace([]));
     // An absent kind is an empty cache, not a reason to hold everything else back.
     this.#markSynced();
-    this.#catchUp();
+    this.#freshness.catchUp();
     if (wasServed && this.#hasListed) {
       for (const handler of this.#servedHandlers) handler(false);
     }
@@ -506,8 +403,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     // Asked to look again while this list was under way (say, for other shards): it is not the
     // answer to that, so the cache stays behind until the next one.
     if (rechecks !== this.#rechecks) return;
-    const behind = this.#behind;
-    this.#catchUp();
+    const behind = this.#freshness.behind;
+    this.#freshness.catchUp();
     if (behind && this.#hasSynced && behind.reason !== "not listed yet") {
       this.#options.log.info("{kind} listed again after {seconds} s behind ({reason})", {
         kind: this.resource.kind,

@@ -16,7 +16,8 @@ import {
 import { metricsRoles } from "./cli/rbac_manifests.ts";
 import { METRICS_READER_RULES, PTEMPLATE_OPERATOR } from "./runtime/mod.ts";
 import { main } from "./main.ts";
-import { ControlPlane, workerNodes } from "./testing/control_plane.ts";
+import { ControlPlane } from "./testing/control_plane.ts";
+import { workerNodes } from "./testing/fake_nodes.ts";
 import { eventually } from "./testing/eventually.ts";
 import { freePorts } from "./testing/ports.ts";
 

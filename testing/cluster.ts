@@ -4,7 +4,8 @@
  */
 import { parseArgs } from "node:util";
 import { log, setupLogging, shutdownSignal } from "../runtime/mod.ts";
-import { ControlPlane, WORKER_LABELS, workerNodes } from "./control_plane.ts";
+import { ControlPlane } from "./control_plane.ts";
+import { WORKER_LABELS, workerNodes } from "./fake_nodes.ts";
 
 const USAGE = "usage: deno task cluster [--nodes N]  (N kwok worker nodes, default 0)";
 

@@ -7,16 +7,7 @@ import { parseAllDocuments } from "yaml";
 import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { KubeClient } from "../kube/client.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
-import type { Resource } from "../kube/resource.ts";
-import { isApiError } from "../kube/errors.ts";
-import {
-  CLUSTER_ROLE_BINDING,
-  CUSTOM_RESOURCE_DEFINITION,
-  NAMESPACE,
-  NODE,
-  POD,
-  SERVICE_ACCOUNT,
-} from "../kube/kinds.ts";
+import { CUSTOM_RESOURCE_DEFINITION, NAMESPACE } from "../kube/kinds.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { type Binaries, findBinaries } from "./binaries.ts";
@@ -25,6 +16,12 @@ import { ManagedProcess } from "./process.ts";
 import { freePorts } from "./ports.ts";
 import { forgetRun, ownStartTime, recordRun, sweepOrphans } from "./run_registry.ts";
 import { type AuditEvent, parseAuditLog } from "./audit_log.ts";
+import { createFakeNodes, type FakeNode, KWOK_NODE_ANNOTATION } from "./fake_nodes.ts";
+import {
+  mintServiceAccountIdentity,
+  type ServiceAccountIdentity,
+} from "./service_account_identity.ts";
+import { stoppedOnItsOwn, stopWithProcess } from "./stop_with_process.ts";
 
 /** What to start besides etcd and kube-apiserver. */
 export interface ControlPlaneOptions {
@@ -60,23 +57,6 @@ export interface ControlPlaneOptions {
   progress?: (line: string) => void;
 }
 
-/** A Node to fake with kwok. */
-export interface FakeNode {
-  name: string;
-  labels?: Record<string, string>;
-}
-
-/** A ServiceAccount identity minted through the TokenRequest API. */
-export interface ServiceAccountIdentity {
-  namespace: string;
-  name: string;
-  token: string;
-  config: ClusterConfig;
-  kubeconfigPath: string;
-  /** `system:serviceaccount:<namespace>:<name>`, for RBAC subjects. */
-  username: string;
-}
-
 export const DEFAULT_CONTROLLERS = [
   "garbage-collector-controller",
   "daemonset-controller",
@@ -86,22 +66,6 @@ export const DEFAULT_CONTROLLERS = [
 ];
 
 const STAGES = new URL("./assets/kwok_stages_fast.yaml", import.meta.url);
-/** Nodes with this annotation are the ones our kwok manages. */
-export const KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node";
-
-/** The label examples/seed.yaml selects: what `deno task dev` and `cluster --nodes` give nodes. */
-export const WORKER_LABELS: Readonly<Record<string, string>> = {
-  "node-role.kubernetes.io/worker": "worker",
-};
-
-/** `worker-1` … `worker-<count>`, labelled as workers, for `createNodes`. */
-export function workerNodes(count: number): FakeNode[] {
-  return Array.from({ length: count }, (_, i) => ({
-    name: `worker-${i + 1}`,
-    labels: { ...WORKER_LABELS },
-  }));
-}
-
 /** A running control plane. Always `stop()` it (or use `await using`). */
 export class ControlPlane {
   /** Folder holding certificates, kubeconfigs, etcd data and component logs. */
@@ -218,7 +182,7 @@ export class ControlPlane {
         source: `test control plane ${dir}`,
       },
     });
-    registerInterruptHandler(plane, options.handleSignals ?? true);
+    stopWithProcess(plane, options.handleSignals ?? true);
     try {
       await Deno.writeTextFile(plane.adminKubeconfigPath, kubeconfigYaml(plane.adminConfig), {
         mode: 0o600,
@@ -306,103 +270,20 @@ export class ControlPlane {
   }
 
   /**
-   * Creates (if needed) a ServiceAccount and mints a token for it through the TokenRequest API,
-   * with no RBAC of its own: grant it what a test needs. With `pod`, the token is bound to a Pod
-   * of that name (created, never run), as a kubelet's is: the API server then names the pod in the
-   * user's extra (`authentication.kubernetes.io/pod-name`).
+   * Creates (if needed) a ServiceAccount and mints a token for it: see
+   * `mintServiceAccountIdentity`.
    */
-  async serviceAccountIdentity(
+  serviceAccountIdentity(
     namespace: string,
     name: string,
     options: { expirationSeconds?: number; pod?: string } = {},
   ): Promise<ServiceAccountIdentity> {
-    const client = this.client();
-    await ensure(client, NAMESPACE, { metadata: { name: namespace } });
-    await ensure(client, SERVICE_ACCOUNT, { metadata: { name, namespace } });
-    let boundObjectRef;
-    if (options.pod) {
-      await ensure(client, POD, {
-        metadata: { name: options.pod, namespace },
-        spec: {
-          serviceAccountName: name,
-          // What Pod Security's "restricted" asks, as the operator's namespace enforces it.
-          securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
-          containers: [{
-            name: "operator",
-            image: "operator.invalid/never-pulled",
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
-          }],
-        },
-      } as KubeObject);
-      const pod = await client.get(POD, options.pod, { namespace });
-      boundObjectRef = { apiVersion: "v1", kind: "Pod", name: options.pod, uid: pod.metadata?.uid };
-    }
-    const request = await client.create(SERVICE_ACCOUNT, {
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      metadata: { name, namespace },
-      spec: { expirationSeconds: options.expirationSeconds ?? 3600, boundObjectRef },
-    } as KubeObject, { subresource: "token", namespace });
-    const token = (request as { status?: { token?: string } }).status?.token;
-    if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
-    const config: ClusterConfig = {
-      server: this.server,
-      caData: this.adminConfig.caData,
-      token,
-      namespace,
-      source: `service account ${namespace}/${name} on ${this.dir}`,
-    };
-    const kubeconfigPath = `${this.dir}/sa-${namespace}-${name}${
-      options.pod ? `-${options.pod}` : ""
-    }.kubeconfig`;
-    await Deno.writeTextFile(kubeconfigPath, kubeconfigYaml(config), { mode: 0o600 });
-    return {
-      namespace,
-      name,
-      token,
-      config,
-      kubeconfigPath,
-      username: `system:serviceaccount:${namespace}:${name}`,
-    };
+    return mintServiceAccountIdentity(this, namespace, name, options);
   }
 
-  /**
-   * Creates Nodes that kwok manages (it marks them Ready), with the given labels, schedulable at
-   * once and advertising 64 `example.com/ptemplate` devices (what KMM's device plugin would).
-   */
-  async createNodes(...nodes: FakeNode[]): Promise<void> {
-    const client = this.client();
-    for (const node of nodes) {
-      await client.create(NODE, {
-        metadata: {
-          name: node.name,
-          labels: {
-            "kubernetes.io/hostname": node.name,
-            "kubernetes.io/os": "linux",
-            "kubernetes.io/arch": "amd64",
-            type: "kwok",
-            ...node.labels,
-          },
-          annotations: { [KWOK_NODE_ANNOTATION]: "fake", "node.alpha.kubernetes.io/ttl": "0" },
-        },
-        spec: {},
-        status: {
-          allocatable: { cpu: "32", memory: "256Gi", pods: "110", "example.com/ptemplate": "64" },
-          capacity: { cpu: "32", memory: "256Gi", pods: "110", "example.com/ptemplate": "64" },
-        },
-      });
-      // The API server taints new Nodes not-ready; the node-lifecycle controller lifts that
-      // once they report Ready. kwok reports Ready at once, and we run no lifecycle controller
-      // (it would also want heartbeats), so lift it here.
-      await client.patch(NODE, node.name, { spec: { taints: null } });
-      // Node status is ignored on create; capacity must be written to the status subresource.
-      await client.patch(NODE, node.name, {
-        status: {
-          allocatable: { cpu: "32", memory: "256Gi", pods: "110", "example.com/ptemplate": "64" },
-          capacity: { cpu: "32", memory: "256Gi", pods: "110", "example.com/ptemplate": "64" },
-        },
-      }, { subresource: "status" });
-    }
+  /** Creates Nodes that kwok manages: see `createFakeNodes`. */
+  createNodes(...nodes: FakeNode[]): Promise<void> {
+    return createFakeNodes(this.client(), nodes);
   }
 
   /**
@@ -496,7 +377,7 @@ export class ControlPlane {
     // Stop dependents before what they depend on, so their logs hold no noise about it.
     const order = [...this.#processes.values()].reverse();
     for (const process of order) await process.stop();
-    unregisterInterruptHandler(this);
+    stoppedOnItsOwn(this);
     await forgetRun(this.dir);
     if (options.keepLogs) {
       console.error(`control plane logs kept in ${this.dir}`);
@@ -567,70 +448,5 @@ export class ControlPlane {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error(`${what} not ready after ${timeoutMs / 1000} s${last ? `: ${last}` : ""}`);
-  }
-}
-
-async function ensure(
-  client: KubeClient,
-  resource: Resource,
-  object: KubeObject,
-): Promise<void> {
-  try {
-    await client.create(resource, object);
-  } catch (error) {
-    if (!isApiError(error, 409)) throw error;
-  }
-}
-
-/** Grants `username` the built-in `cluster-admin`; for tests that need a token identity with rights. */
-export async function grantClusterAdmin(client: KubeClient, username: string): Promise<void> {
-  await client.create(CLUSTER_ROLE_BINDING, {
-    metadata: { generateName: "ptemplate-test-admin-" },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-    subjects: [{ kind: "User", name: username, apiGroup: "rbac.authorization.k8s.io" }],
-  });
-}
-
-// Control planes still running when the process is interrupted or exits are stopped too.
-const running = new Set<ControlPlane>();
-let listening = false;
-let signalling = false;
-
-let interrupted: Promise<unknown> | undefined;
-
-/** The first SIGINT or SIGTERM stops every plane, keeping logs; repeats wait for that stop. */
-function onInterrupt(): void {
-  interrupted ??= Promise.all([...running].map((p) => p.stop({ keepLogs: true })))
-    .finally(() => Deno.exit(130));
-}
-
-function onUnload(): void {
-  for (const plane of running) plane.killNow();
-}
-
-function registerInterruptHandler(plane: ControlPlane, signals: boolean): void {
-  running.add(plane);
-  if (!listening) {
-    listening = true;
-    globalThis.addEventListener("unload", onUnload);
-  }
-  if (signals && !signalling) {
-    signalling = true;
-    Deno.addSignalListener("SIGINT", onInterrupt);
-    Deno.addSignalListener("SIGTERM", onInterrupt);
-  }
-}
-
-function unregisterInterruptHandler(plane: ControlPlane): void {
-  running.delete(plane);
-  if (running.size) return;
-  if (signalling) {
-    signalling = false;
-    Deno.removeSignalListener("SIGINT", onInterrupt);
-    Deno.removeSignalListener("SIGTERM", onInterrupt);
-  }
-  if (listening) {
-    listening = false;
-    globalThis.removeEventListener("unload", onUnload);
   }
 }

@@ -4,6 +4,8 @@ export * from "./binaries.ts";
 export * from "./ci.ts";
 export * from "./control_plane.ts";
 export * from "./eventually.ts";
+export * from "./fake_nodes.ts";
 export * from "./integration_test_case.ts";
 export * from "./reconcile_once.ts";
 export * from "./running_manager.ts";
+export * from "./service_account_identity.ts";

@@ -7,7 +7,7 @@ import * as kinds from "../kube/kinds.ts";
 import { loadClusterConfig } from "../kube/load_config.ts";
 import type { WatchEvent } from "../kube/watch.ts";
 import { eventually } from "../testing/eventually.ts";
-import { grantClusterAdmin } from "../testing/control_plane.ts";
+import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 
 const NS = "client";

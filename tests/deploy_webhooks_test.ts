@@ -21,7 +21,7 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
 import { DEFAULT_CERT_DIR } from "../runtime/observe/mod.ts";
-import { WORKER_LABELS } from "../testing/control_plane.ts";
+import { WORKER_LABELS } from "../testing/fake_nodes.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import {

@@ -7,7 +7,7 @@ import { expect } from "expect";
 import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
 import { CONFIG_MAP, type KubeClient, LEASE, SECRET } from "../kube/mod.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
-import { grantClusterAdmin } from "../testing/control_plane.ts";
+import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { tryWrite } from "./fixtures/try_write.ts";

@@ -10,7 +10,7 @@ import { expect } from "expect";
 import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
-import { grantClusterAdmin } from "../testing/control_plane.ts";
+import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { sleep } from "../util/sleep.ts";

@@ -18,7 +18,7 @@ import * as kinds from "../kube/kinds.ts";
 import { createCa, issueCertificate } from "../runtime/certificates/mod.ts";
 import type { PolicyRule } from "../runtime/mod.ts";
 import { DEFAULT_CERT_DIR } from "../runtime/observe/mod.ts";
-import { WORKER_LABELS } from "../testing/control_plane.ts";
+import { WORKER_LABELS } from "../testing/fake_nodes.ts";
 import { findBinaries, KUBERNETES_VERSION } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -21,7 +21,7 @@ import { policyResource } from "../kube/empty_value_policy.ts";
 import { bucketLabel, bucketsOf, shardOfBucket } from "../kube/shard_range.ts";
 import { log, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
 import { ringLabelValue, shardNames, ShardRing } from "../runtime/shards/mod.ts";
-import { grantClusterAdmin } from "../testing/control_plane.ts";
+import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { tryWrite } from "./fixtures/try_write.ts";

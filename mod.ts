@@ -109,11 +109,7 @@ export type { WriteFence } from "./kube/write_fence.ts";
 export type { ClusterConfig, ExecConfig } from "./kube/cluster_config.ts";
 export { loadClusterConfig, type LoadOptions } from "./kube/load_config.ts";
 export { Manager, type ManagerEndpoints, type ManagerOptions } from "./runtime/manager.ts";
-export {
-  type DryRunObject,
-  DryRunReport,
-  type WouldChange,
-} from "./runtime/reconcile/dry_run_report.ts";
+export { type DryRunObject, DryRunReport, type WouldChange } from "./runtime/reconcile/mod.ts";
 export { shutdownSignal } from "./runtime/shutdown_signal.ts";
 export { setupLogging } from "./runtime/observe/mod.ts";
 export type {

@@ -6,7 +6,7 @@ import { convertPtemplate, PTEMPLATE_VERSIONS_CRD } from "../crds/ptemplate_conv
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { UsageError } from "./flags.ts";
 import type { PluginSource } from "./plugin_loading.ts";
 

@@ -9,7 +9,7 @@ import { PTEMPLATE } from "../crds/ptemplate.ts";
 import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { findBinaries } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";

@@ -11,7 +11,7 @@ import { KubeClient } from "../kube/client.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { CONFIG_MAP, DAEMON_SET, EVENT, NAMESPACE, POD } from "../kube/kinds.ts";
-import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";

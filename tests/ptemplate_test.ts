@@ -13,7 +13,7 @@ import {
   daemonSetFor,
   moduleFor,
   PTEMPLATE_PLUGINS,
-} from "../plugins/ptemplate/mod.ts";
+} from "../reconcilers/mod.ts";
 import { Manager } from "../runtime/manager.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

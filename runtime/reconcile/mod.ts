@@ -16,5 +16,6 @@ export * from "./key_claims.ts";
 export * from "./foreign_fields.ts";
 export * from "./ownership.ts";
 export * from "./visit_history.ts";
+export * from "./visit_trace.ts";
 export * from "./work_queue.ts";
 export * from "./write_loop_guard.ts";

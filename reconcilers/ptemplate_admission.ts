@@ -25,9 +25,9 @@ import {
   type Permission,
   type Resource,
   SECRET,
-} from "../../mod.ts";
-import { MODULE } from "../../crds/kmm_module.ts";
-import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+} from "../mod.ts";
+import { MODULE } from "../crds/kmm_module.ts";
+import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 
 const PSA_ENFORCE = "pod-security.kubernetes.io/enforce";

@@ -23,10 +23,10 @@ import {
   type StoreChange,
   type Stored,
   watch,
-} from "../../mod.ts";
-import { KMM_MODULE_LABEL, MODULE } from "../../crds/kmm_module.ts";
+} from "../mod.ts";
+import { KMM_MODULE_LABEL, MODULE } from "../crds/kmm_module.ts";
 import { statusFor } from "./ptemplate_status.ts";
-import { PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import { devicesOf, nodeUnschedulable } from "./consumer_diagnosis.ts";
 import { PTEMPLATE_ADMISSION_READS, validatePtemplate } from "./ptemplate_admission.ts";

@@ -112,7 +112,7 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
 
 function operatorModule(name: string, domain: string): string {
   return `/** Who ${name} is: the names it gives itself in a cluster (see defineOperator). */
-import { defineOperator, type OperatorIdentity } from "ptemplate-operator/mod.ts";
+import { defineOperator, type OperatorIdentity } from "ptemplate-operator/operator.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 /**
@@ -131,7 +131,7 @@ export const OPERATOR: OperatorIdentity = defineOperator({
 /** The catalog `new plugin` adds to: an import after the last, an entry before the `];`. */
 const CATALOG_MODULE =
   `/** The plugins this operator carries, with their CRDs: \`deno task new plugin <Kind>\` adds one. */
-import type { CatalogEntry } from "ptemplate-operator/cli/operator.ts";
+import type { CatalogEntry } from "ptemplate-operator/operator.ts";
 
 export const CATALOG: CatalogEntry[] = [
 ];
@@ -139,7 +139,7 @@ export const CATALOG: CatalogEntry[] = [
 
 function mainModule(name: string): string {
   return `/** ${name}: its plugins on the ptemplate-operator runtime, as one command line. */
-import { runOperator } from "ptemplate-operator/cli/operator.ts";
+import { runOperator } from "ptemplate-operator/operator.ts";
 import { CATALOG } from "./catalog.ts";
 import { OPERATOR } from "./operator.ts";
 
@@ -158,7 +158,7 @@ import {
   typeFiles,
   typesBesidePlugin,
   writeFiles,
-} from "ptemplate-operator/cli/crd_files.ts";
+} from "ptemplate-operator/operator.ts";
 import { CATALOG } from "./catalog.ts";
 
 /** What \`deno task crds\` writes: the CRDs' YAML, and each kind's types beside its plugin. */
@@ -170,7 +170,7 @@ if (import.meta.main) await writeFiles(generatedFiles(), new URL("./", import.me
 `;
 
 const CRDS_TEST = `import { expect } from "expect";
-import { staleFiles } from "ptemplate-operator/cli/crd_files.ts";
+import { staleFiles } from "ptemplate-operator/operator.ts";
 import { generatedFiles } from "./crds.ts";
 
 Deno.test("crds/ and each kind's types match their CRD sources (run \`deno task crds\` if not)", async () => {

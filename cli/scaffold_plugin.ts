@@ -277,7 +277,8 @@ function integrationTest(n: KindNames): string {
   const ns = `${n.plugin}-test`.slice(0, 63);
   return `/** The ${n.plugin} plugin against a real API server, run as this operator (its names, its RBAC). */
 import { expect } from "expect";
-import { CONFIG_MAP, KubeClient, Manager, NAMESPACE } from "ptemplate-operator/mod.ts";
+import { CONFIG_MAP, NAMESPACE } from "ptemplate-operator/mod.ts";
+import { KubeClient, Manager } from "ptemplate-operator/operator.ts";
 import { eventually, integrationTest } from "ptemplate-operator/testing/mod.ts";
 import { OPERATOR } from "../../operator.ts";
 ${importLine([`${n.variable}Plugin`], `./${n.stem}.ts`)}

@@ -15,6 +15,7 @@ export * from "./load_config.ts";
 export * from "./names.ts";
 export * from "./network_error.ts";
 export * from "./object.ts";
+export * from "./object_ref.ts";
 export * from "./preflight.ts";
 export * from "./rate_limiter.ts";
 export * from "./request_counter.ts";

@@ -22,7 +22,7 @@ import {
   isApiError,
   NAMESPACE,
   objectRef,
-  type Permission,
+  type PluginSpec,
   type Resource,
   SECRET,
 } from "../mod.ts";
@@ -33,7 +33,7 @@ import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 const PSA_ENFORCE = "pod-security.kubernetes.io/enforce";
 
 /** What the warnings read from the API server: the namespace and the pull secret (children: the cache). */
-export const PTEMPLATE_ADMISSION_READS: Permission[] = [
+export const PTEMPLATE_ADMISSION_READS: NonNullable<PluginSpec["admissionReads"]> = [
   { resource: NAMESPACE, verbs: ["get"] },
   { resource: SECRET, verbs: ["get"] },
 ];

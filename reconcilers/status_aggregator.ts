@@ -17,7 +17,7 @@ import {
   ownershipOf,
   POD,
   reads,
-  type Registry,
+  type ReconcileContext,
   type Resource,
   scoped,
   type StoreChange,
@@ -250,14 +250,14 @@ export const statusAggregatorPlugin = definePlugin({
   },
 });
 
-function reconcileCounter(metrics: Registry) {
+function reconcileCounter(metrics: ReconcileContext["metrics"]) {
   return metrics.counter("ptemplate_reconciles_total", "Reconciles of each Ptemplate's status", [
     "namespace",
     "name",
   ]);
 }
 
-function consumerGauge(metrics: Registry) {
+function consumerGauge(metrics: ReconcileContext["metrics"]) {
   return metrics.gauge("ptemplate_consumer_pods", "Consumer pods of each Ptemplate", [
     "namespace",
     "name",

@@ -9,16 +9,8 @@ import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import { MODULE, type Module } from "../crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import {
-  DAEMON_SET,
-  definePlugin,
-  type KubeClient,
-  NODE,
-  type Plugin,
-  POD,
-  type Resource,
-  watch,
-} from "../mod.ts";
+import { DAEMON_SET, definePlugin, NODE, type Plugin, POD, type Resource, watch } from "../mod.ts";
+import type { KubeClient } from "../operator.ts";
 import { reconcileOnce } from "../testing/reconcile_once.ts";
 
 Deno.test("typed resources: objects, cache reads, children and status are checked", async () => {

@@ -99,7 +99,7 @@ function isSubdomain(value: string): boolean {
  *
  * @example An own binary's identity (the scaffold writes it to `operator.ts`).
  * ```ts
- * import { defineOperator } from "ptemplate-operator/mod.ts";
+ * import { defineOperator } from "ptemplate-operator/operator.ts";
  *
  * export const OPERATOR = defineOperator({
  *   name: "backup-operator",

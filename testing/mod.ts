@@ -1,9 +1,11 @@
-/** The real control plane for tests, for this project and for plugin authors. */
+/**
+ * The real control plane for tests, for this project and for plugin authors. A plugin's unit test
+ * without a cluster uses `reconcileOnce`, from `mod.ts`.
+ */
 export * from "./audit_log.ts";
 export * from "./binaries.ts";
 export * from "./ci.ts";
 export * from "./control_plane.ts";
 export * from "./eventually.ts";
 export * from "./integration_test_case.ts";
-export * from "./reconcile_once.ts";
 export * from "./running_manager.ts";

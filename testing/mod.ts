@@ -8,4 +8,6 @@ export * from "./ci.ts";
 export * from "./control_plane.ts";
 export * from "./eventually.ts";
 export * from "./integration_test_case.ts";
+export * from "./kubectl.ts";
+export * from "./olm_validate.ts";
 export * from "./running_manager.ts";

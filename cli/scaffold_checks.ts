@@ -47,6 +47,7 @@ export const DEPLOY_TEST =
 import { expect } from "expect";
 import { olmBundle } from "ptemplate-operator/cli/olm_bundle.ts";
 import { bundleChecks } from "ptemplate-operator/cli/olm_checks.ts";
+import { readExamples } from "ptemplate-operator/cli/olm_listing.ts";
 import type { Unstructured } from "ptemplate-operator/mod.ts";
 import {
   integrationTest,
@@ -112,13 +113,14 @@ await integrationTest("deploy/ and the OLM bundle", {}, async (plane, step) => {
     expect(stdout).toContain(\`serviceaccount/\${OPERATOR.name}\\n\`);
   });
 
-  await step("its OLM bundle passes the scorecard and operator-framework's validators", async () => {
+  await step("its OLM bundle passes the scorecard and OLM's validators", async () => {
     const files = await olmBundle({
       operator: OPERATOR,
       version: OPERATOR.version,
       image: \`\${OPERATOR.image}:v\${OPERATOR.version}\`,
       bundleImage: \`\${OPERATOR.image}-bundle:v\${OPERATOR.version}\`,
       catalog: CATALOG,
+      examples: await readExamples(new URL("examples", here)),
     });
     const failed = bundleChecks(files).filter((result) => result.problems.length);
     expect(failed).toEqual([]);

@@ -90,6 +90,7 @@ export {
 export {
   defineOperator,
   type EstablishedNames,
+  type FormerIdentity,
   type OperatorIdentity,
   type OperatorIdentityInit,
   PTEMPLATE_OPERATOR,

@@ -147,7 +147,11 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
 
 function operatorModule(name: string, domain: string): string {
   return `/** Who ${name} is: the names it gives itself in a cluster (see defineOperator). */
-import { defineOperator, type OperatorIdentity } from "ptemplate-operator/mod.ts";
+import {
+  defineOperator,
+  type OperatorIdentity,
+  PTEMPLATE_OPERATOR,
+} from "ptemplate-operator/mod.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 /**
@@ -159,6 +163,10 @@ export const OPERATOR: OperatorIdentity = defineOperator({
   domain: "${domain}",
   version: denoJson.version,
   description: "a Kubernetes operator",
+  // Children a prototype made when its plugin ran under ptemplate-operator (\`--plugin\`) become
+  // this operator's at their next reconcile: their field sets, without their old label. Add this
+  // operator's earlier identity here when renaming it.
+  takesOverFrom: [PTEMPLATE_OPERATOR],
 });
 `;
 }
@@ -169,6 +177,7 @@ const CATALOG_MODULE =
 import type { CatalogEntry } from "ptemplate-operator/cli/operator.ts";
 
 export const CATALOG: CatalogEntry[] = [
+  // \`deno task new plugin <Kind>\` adds each kind's entry here.
 ];
 `;
 

@@ -31,7 +31,7 @@ import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { childUpToDate, differingPath, isSubset, stampChild } from "./desired_state.ts";
-import { fieldManagerOf, type OperatorIdentity } from "../identity/mod.ts";
+import { fieldManagerOf, formerTracesOf, type OperatorIdentity } from "../identity/mod.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
 import {
   describeForeign,
@@ -40,6 +40,7 @@ import {
   removalPatch,
 } from "./foreign_fields.ts";
 import type { PoolReader } from "../cache/mod.ts";
+import { type FormerTraces, handOver, madeUnderFormer } from "./hand_over.ts";
 import { childProblem, controllerOf, ownershipOf } from "./ownership.ts";
 import {
   type ChildProblem,
@@ -93,10 +94,13 @@ export class Applier {
   readonly #deps: ApplierDeps;
   /** The plugin's field manager: what it applies is its own, and nobody else's. */
   readonly #manager: string;
+  /** What its children carry when made under an identity the operator takes over from. */
+  readonly #former: FormerTraces;
 
   constructor(deps: ApplierDeps) {
     this.#deps = deps;
     this.#manager = fieldManagerOf(deps.operator, deps.name);
+    this.#former = formerTracesOf(deps.operator, deps.name);
   }
 
   /** The same applier writing through `client` (one reconcile's, fenced by its caches). */
@@ -148,7 +152,7 @@ export class Applier {
       const { name, namespace } = child;
       const id = refKey(child);
       wanted.add(id);
-      const cached = this.#deps.pool.cache(resource).get(namespace, name);
+      let cached = this.#deps.pool.cache(resource).get(namespace, name);
       const ownership = ownershipOf(cached, parentRef);
       const adopting = ownership.state === "uncontrolled" && Boolean(kind.adopt);
       const problem = adopting
@@ -167,6 +171,12 @@ export class Applier {
         result.retryInMs = Math.min(result.retryInMs ?? Infinity, retryInMs);
         report({ kind: resource.kind, name, reason: "WriteLoopDetected", message }, false);
       };
+      // Made under an identity the operator takes over from: its field sets become ours first.
+      if (ownership.state === "ours" && madeUnderFormer(cached!, this.#deps.name, this.#former)) {
+        const taker = { ...this.#deps, manager: this.#manager, traces: this.#former };
+        cached = await handOver(resource, cached!, { ...taker, parent, signal });
+        this.#observe(resource, cached);
+      }
       // Additions first: a foreign list item also makes the child look out of date, and applying
       // again cannot take it out.
       const claimed = ownership.state === "ours" && this.#claimed(cached!);
@@ -582,7 +592,8 @@ export class Applier {
         const meta = object.metadata!;
         if (
           controllerOf(object)?.uid !== uid ||
-          meta.labels?.[this.#deps.operator.pluginLabel] !== this.#deps.name
+          (meta.labels?.[this.#deps.operator.pluginLabel] !== this.#deps.name &&
+            !madeUnderFormer(object, this.#deps.name, this.#former))
         ) {
           continue;
         }

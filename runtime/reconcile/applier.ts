@@ -254,18 +254,18 @@ export class Applier {
             { retryAfterMs: 2_000, cause: error },
           );
         }
-        // Invalid for the API server (a value the CRD let through, an immutable field): retrying
-        // the same object cannot help; the parent must change.
-        if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
+        // Invalid for the API server (a value the CRD let through, an immutable field, a value of
+        // the wrong type, which server-side apply answers with a 500): retrying the same object
+        // cannot help; the parent or the plugin must change.
+        const mistyped = /typed patch object|cannot unmarshal/.test((error as Error).message) &&
+          (isApiError(error, 500) || isApiError(error, 400));
+        if (!isApiError(error, 422) && !isApiError(error, 400) && !mistyped) throw error;
         const causes = error.causes.map((c) => `${c.field ?? ""} ${c.message ?? ""}`.trim());
-        report({
-          kind: resource.kind,
-          name,
-          reason: "ChildRefused",
-          message: `the API server refused ${label}: ${
-            causes.length ? causes.join("; ") : error.message
-          }`,
-        });
+        const message = `plugin ${this.#deps.name}: the API server refused ${label}: ${
+          causes.length ? causes.join("; ") : error.message
+        }${mistyped ? " (a field of the wrong type: does the plugin's module type-check?)" : ""}`;
+        log.warn("{message}", { message, kind: resource.kind, child: name });
+        report({ kind: resource.kind, name, reason: "ChildRefused", message });
         continue;
       }
       log.info("{verb} {kind} {child}", {

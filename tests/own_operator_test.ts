@@ -426,7 +426,13 @@ await binariesTest(
           adminKubeconfig,
         );
         expect(removed.stdout).toContain(`deleted CustomResourceDefinition backups.${a.domain}`);
-        await kubectlOk(binaries.kubectl, adminKubeconfig, ["delete", "-k", "deploy"], {
+        // Not waiting for its namespace to go: no namespace controller runs here.
+        await kubectlOk(binaries.kubectl, adminKubeconfig, [
+          "delete",
+          "-k",
+          "deploy",
+          "--wait=false",
+        ], {
           cwd: a.folder,
         });
         // The other's objects are as they were, and it still reconciles: an edit and a new one.

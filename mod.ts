@@ -61,7 +61,11 @@ export {
 } from "./kube/kinds.ts";
 export { apiVersionOf, type Resource, scoped } from "./kube/resource.ts";
 export type { KubeObject, Stored, Unstructured } from "./kube/object.ts";
-export { customResourceDefinition, type OpenApiSchema } from "./kube/custom_resource_definition.ts";
+export {
+  type CrdOptions,
+  customResourceDefinition,
+  type OpenApiSchema,
+} from "./kube/custom_resource_definition.ts";
 export { ConversionError, objectProblems } from "./runtime/webhooks/mod.ts";
 export { isApiError } from "./kube/errors.ts";
 

@@ -9,6 +9,7 @@
 export {
   defineOperator,
   type EstablishedNames,
+  type FormerIdentity,
   type OperatorIdentity,
   type OperatorIdentityInit,
   PTEMPLATE_OPERATOR,
@@ -24,7 +25,13 @@ export {
   typesBesidePlugin,
   writeFiles,
 } from "./cli/crd_files.ts";
+export { rbacFile } from "./cli/rbac_file.ts";
 export { type Conversion } from "./runtime/webhooks/mod.ts";
+
+// Its deploy and OLM bundle, built and checked as its own.
+export { type BundleFile, type BundleOptions, olmBundle } from "./cli/olm_bundle.ts";
+export { bundleChecks, type CheckResult } from "./cli/olm_checks.ts";
+export { readExamples } from "./cli/olm_listing.ts";
 export { PLUGIN_API_VERSION, type PluginApiVersion } from "./runtime/plugin/mod.ts";
 
 // Starting the manager yourself.

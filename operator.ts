@@ -28,7 +28,7 @@ export { type Conversion } from "./runtime/webhooks/mod.ts";
 export { PLUGIN_API_VERSION, type PluginApiVersion } from "./runtime/plugin/mod.ts";
 
 // Starting the manager yourself.
-export { Manager, type ManagerEndpoints, type ManagerOptions } from "./runtime/manager.ts";
+export { Manager, type ManagerEndpoints, type ManagerOptions } from "./runtime/manager/mod.ts";
 export { type DryRunObject, DryRunReport, type WouldChange } from "./runtime/reconcile/mod.ts";
 export { shutdownSignal } from "./runtime/shutdown_signal.ts";
 export { type LogFormat, type LogLevel, setupLogging } from "./runtime/observe/mod.ts";

@@ -1,7 +1,7 @@
 /** A Manager running in the test's own process against a control plane, stopped once, cleanly. */
 import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { KubeClient } from "../kube/client.ts";
-import { Manager, type ManagerOptions } from "../runtime/manager.ts";
+import { Manager, type ManagerOptions } from "../runtime/manager/mod.ts";
 
 /** A Manager started by `runManager`, with its client, and the one way to stop both. */
 export interface RunningManager {

@@ -10,7 +10,7 @@ import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { findBinaries } from "../testing/binaries.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -12,7 +12,7 @@ import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { CONFIG_MAP, DAEMON_SET, EVENT, NAMESPACE, POD } from "../kube/kinds.ts";
 import { daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -13,7 +13,7 @@ import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
 import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 

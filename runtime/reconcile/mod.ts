@@ -11,6 +11,7 @@ export * from "./controller_checks.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";
 export * from "./dry_run_report.ts";
+export * from "./explain_route.ts";
 export * from "./finalizer.ts";
 export * from "./key_claims.ts";
 export * from "./foreign_fields.ts";

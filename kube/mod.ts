@@ -10,6 +10,7 @@ export * from "./errors.ts";
 export * from "./exec_credential.ts";
 export * from "./kinds.ts";
 export * from "./kubeconfig.ts";
+export type { NamedCluster, NamedUser } from "./kubeconfig_document.ts";
 export * from "./kubeconfig_yaml.ts";
 export * from "./load_config.ts";
 export * from "./names.ts";

@@ -7,7 +7,9 @@ import type { ClusterConfig } from "../../kube/cluster_config.ts";
 
 /** A rate limit: a steady rate and a burst. */
 export interface CallerRateLimit {
+  /** Sustained requests per second. */
   qps: number;
+  /** Requests that may go at once after a quiet spell. */
   burst: number;
 }
 

@@ -16,6 +16,7 @@ export const EVENTS_FLUSH_MS = 5_000;
 
 /** What the group runs: a controller's run loop and name. */
 export interface GroupMember {
+  /** The controller's name, in the log line of a run that failed. */
   readonly name: string;
   /** Runs until `stop` (drain) or `abort` (cancel in-flight reconciles). */
   run(stop: AbortSignal, abort: AbortSignal): Promise<void>;
@@ -23,7 +24,9 @@ export interface GroupMember {
 
 /** What a stop does with the Events recorded: flush them, or drop them. */
 export interface PendingEvents {
+  /** Writes what waits, on a drain for shutdown, while the process still leads. */
   flush(): Promise<void>;
+  /** Drops what waits, when leadership is lost: it is no longer ours to write. */
   discard(): void;
 }
 
@@ -31,7 +34,9 @@ export interface PendingEvents {
 export interface ControllerGroupOptions {
   /** How long a drain waits for reconciles in flight before cancelling them; default 30 s. */
   gracefulShutdownMs?: number;
+  /** The Events the controllers recorded, flushed or dropped as the group stops. */
   events: PendingEvents;
+  /** Where a controller that failed, and a drain that ran out of time, are told. */
   log: Logger;
   /** Told true when the controllers start, false once they have stopped. */
   onLeaderChange?: (leading: boolean) => void;
@@ -41,6 +46,7 @@ export interface ControllerGroupOptions {
 export class ControllerGroup {
   #running?: { stop: AbortController; abort: AbortController; done: Promise<void> };
 
+  /** A group that runs nothing until `start`. */
   constructor(
     private readonly members: readonly GroupMember[],
     private readonly options: ControllerGroupOptions,

@@ -28,11 +28,13 @@ export interface ManagerServersOptions extends
     ManagerOptions,
     "metricsBind" | "healthBind" | "secureMetrics" | "serverLimits" | "metricsReaderRole"
   > {
+  /** Where the metrics are read from (`/metrics`). */
   registry: Registry;
   /** What `/debug/explain` reads. */
   controllers: Controller<KubeObject>[];
   /** Where the bound ports are written. */
   endpoints: ManagerEndpoints;
+  /** Where each server says where it listens, or why it does not serve yet. */
   log: Logger;
 }
 
@@ -40,6 +42,7 @@ export interface ManagerServersOptions extends
 export class ManagerServers {
   readonly #servers: { stop(): Promise<void> }[] = [];
 
+  /** Servers are started by `serve`; nothing listens before. */
   constructor(private readonly options: ManagerServersOptions) {}
 
   /**

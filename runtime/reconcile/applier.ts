@@ -48,6 +48,10 @@ import { ChildWriter } from "./child_writer.ts";
 import type { DryRunReport } from "./dry_run_report.ts";
 import { WriteBudget } from "./write_budget.ts";
 
+/**
+ * What an Applier writes with and reports to: the plugin, the client, the caches, Events, metrics
+ * and the write-loop guard.
+ */
 export interface ApplierDeps {
   /** The plugin's name: label value, metrics label, and its field manager's. */
   name: string;
@@ -55,11 +59,17 @@ export interface ApplierDeps {
   operator: OperatorIdentity;
   /** The kind the plugin reconciles (its status is written there). */
   for: Resource;
+  /** The kinds the plugin owns, each with whether to adopt, recreate and tolerate (OwnedKind). */
   owns: OwnedKind[];
+  /** The client writes go through (fenced, when the applier is `using` one). */
   client: KubeClient;
+  /** The caches children are looked up in. */
   pool: PoolReader;
+  /** Where the Warning Events about children that could not be written go. */
   events: EventRecorder;
+  /** Where writes refused as loops are counted. */
   metrics: ControllerMetrics;
+  /** Stops a child (or status) that is rewritten again and again without a spec change. */
   guard: WriteLoopGuard;
   /**
    * Labels the runtime puts on every child of `parent` besides the plugin's (a ring's shard
@@ -93,6 +103,10 @@ export interface ChildrenResult {
   retryInMs?: number;
 }
 
+/**
+ * Makes a reconcile's Outcome true, writing only what the parent controls (see the module doc); one
+ * per controller.
+ */
 export class Applier {
   readonly #deps: ApplierDeps;
   /** The plugin's field manager: what it applies is its own, and nobody else's. */
@@ -102,6 +116,7 @@ export class Applier {
   /** What its children carry when made under an identity the operator takes over from. */
   readonly #former: FormerTraces;
 
+  /** An applier for one plugin; its field manager is named after the plugin. */
   constructor(deps: ApplierDeps) {
     this.#deps = deps;
     this.#manager = fieldManagerOf(deps.operator, deps.name);

@@ -18,5 +18,6 @@ export * from "./foreign_fields.ts";
 export * from "./ownership.ts";
 export * from "./visit_history.ts";
 export * from "./visit_trace.ts";
+export type { VisitRecorder } from "./visitor.ts";
 export * from "./work_queue.ts";
 export * from "./write_loop_guard.ts";

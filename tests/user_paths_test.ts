@@ -31,6 +31,7 @@ const TASKS = [
   "fmt",
   "lint",
   "crds",
+  "docs",
   "cluster",
   "dev",
   "start",
@@ -43,6 +44,7 @@ const TASKS = [
   "bench:isolation",
   "bench:http-memory",
   "bench:namespaces",
+  "bench:tracing",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -122,13 +124,16 @@ await binariesTest(
         expect(version.stdout).toMatch(/^deno 2\.9\.6 /);
       });
 
-      await t.step("check, fmt, lint and crds pass and leave the clone as it was", async () => {
-        for (const task of ["check", "fmt", "lint", "crds"]) {
-          const result = await inClone(clone, ["task", task]);
-          expect({ task, code: result.code }).toEqual({ task, code: 0 });
-        }
-        expect(new TextDecoder().decode(await clean())).toBe("");
-      });
+      await t.step(
+        "check, fmt, lint, crds and docs pass and leave the clone as it was",
+        async () => {
+          for (const task of ["check", "fmt", "lint", "crds", "docs"]) {
+            const result = await inClone(clone, ["task", task]);
+            expect({ task, code: result.code }).toEqual({ task, code: 0 });
+          }
+          expect(new TextDecoder().decode(await clean())).toBe("");
+        },
+      );
 
       await t.step("test runs a test file with the suite's permissions", async () => {
         const result = await inClone(clone, ["task", "test", "cli/flags_test.ts"]);

@@ -17,6 +17,7 @@ import {
   type CommandResult,
   runDocumented,
   type Running,
+  runPrinted,
   startCommand,
   startDocumented,
 } from "./fixtures/documented_commands.ts";
@@ -153,7 +154,7 @@ await binariesTest(
       });
 
       await t.step("bench:http-memory, small: a few connections, memory by kind", async () => {
-        // Not in the README yet (docs/http_memory.md shows it): run as the task, in the clone.
+        // bench/README.md shows the full 30 s run; a small one, as the task, in the clone.
         const result = await inClone(clone, [
           "task",
           "bench:http-memory",
@@ -416,7 +417,7 @@ await binariesTest(
       });
 
       await t.step("dev: the demo, the commands it prints work, Ctrl-C stops all", async () => {
-        const dev = startDocumented("deno task dev", here);
+        const dev = startDocumented("npx --yes deno@2.9.6 task dev", here);
         running.push(dev);
         await printed(dev, /Press Ctrl-C to stop the operator and the control plane/);
         const text = dev.output();
@@ -444,7 +445,7 @@ await binariesTest(
         }
         // The explain line, run as printed: the sample's reconciles, each with why it ran.
         const [explainLine] = text.match(/deno task start explain \S+ \S+ .*/)!;
-        const explained = ok(await runDocumented(explainLine, here));
+        const explained = ok(await runPrinted(explainLine, here));
         expect(explained.stdout).toMatch(/^Ptemplate default\/consumer-pod: \d+ recent visit/);
         for (const controller of ["kmm-module", "consumer-daemonset", "status-aggregator"]) {
           expect(explained.stdout).toMatch(new RegExp(`  ${controller} +reconciled in \\d+ ms`));
@@ -461,7 +462,7 @@ await binariesTest(
         );
         expect(bare.status).toBe(401);
         await bare.body?.cancel();
-        const cert = await runDocumented(explainLine.replace(/ --service-account \S+/, ""), here);
+        const cert = await runPrinted(explainLine.replace(/ --service-account \S+/, ""), here);
         expect(cert.code).toBe(2);
         expect(cert.stderr).toContain("give --service-account");
         const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));

@@ -68,8 +68,8 @@ function runtimeFor(runtime: string, target: string): string {
       );
     }
   }
-  // Relative when near (a sibling checkout, as the README has it), so the folders can move
-  // together; else absolute.
+  // Relative when near (a sibling checkout, as docs/guides/own_operator.md has it), so the
+  // folders can move together; else absolute.
   const path = relative(target, folder) || ".";
   if (path.split("/").filter((part) => part === "..").length > 2) return `${folder}/`;
   return `${path.startsWith(".") ? path : `./${path}`}/`;

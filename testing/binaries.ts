@@ -11,6 +11,8 @@ export const ETCD_VERSION = "v3.6.8";
 export const KWOK_VERSION = "v0.8.0";
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
+/** What the seed's Go operator pins, and so the bench's controller-runtime peer. */
+export const CONTROLLER_RUNTIME_PEER_VERSION = "v0.15.1";
 
 /** What the control plane runs, and kubectl beside it: what `findBinaries` finds by default. */
 export const CONTROL_PLANE_BINARIES = [
@@ -24,7 +26,11 @@ export const CONTROL_PLANE_BINARIES = [
 export type ControlPlaneBinary = typeof CONTROL_PLANE_BINARIES[number];
 
 /** The control plane's binaries, and tools some tests use (built only when asked for). */
-export type BinaryName = ControlPlaneBinary | "promlint" | "olm-validate";
+export type BinaryName =
+  | ControlPlaneBinary
+  | "promlint"
+  | "olm-validate"
+  | "controller-runtime-peer";
 
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<ControlPlaneBinary, string>;
@@ -96,6 +102,15 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     packages: { "olm-validate": "." },
     ldflags: "-s -w",
     sources: ["main.go"],
+  },
+  {
+    // Not part of the control plane: a Ptemplate operator on controller-runtime, the peer that
+    // bench:scale measures ours against (bench/README.md).
+    module: "controller_runtime_peer",
+    version: CONTROLLER_RUNTIME_PEER_VERSION,
+    packages: { "controller-runtime-peer": "." },
+    ldflags: "-s -w",
+    sources: ["api_types.go", "controller.go", "deepcopy.go", "main.go"],
   },
 ];
 

@@ -1,5 +1,6 @@
 import { expect } from "expect";
 import {
+  CONTROLLER_RUNTIME_PEER_VERSION,
   ETCD_VERSION,
   KUBERNETES_VERSION,
   KWOK_VERSION,
@@ -21,6 +22,9 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   );
   expect(goMod("olm_validate")).toMatch(
     new RegExp(`github\\.com/operator-framework/api ${OPERATOR_FRAMEWORK_API_VERSION}\\b`),
+  );
+  expect(goMod("controller_runtime_peer")).toMatch(
+    new RegExp(`sigs\\.k8s\\.io/controller-runtime ${CONTROLLER_RUNTIME_PEER_VERSION}\\b`),
   );
   // Every staging module must point at the matching published version, or the build mixes them.
   const staging = KUBERNETES_VERSION.replace(/^v1\./, "v0.");

@@ -32,7 +32,12 @@ import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
-import { OperatorRun, permissionFlags, taskEnv } from "../tests/fixtures/operator_command.ts";
+import {
+  OperatorRun,
+  permissionFlags,
+  runtimeOptions,
+  taskEnv,
+} from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
@@ -111,6 +116,8 @@ const result: Record<string, unknown> = {
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (README): a result names the ones it ran with.
   v8Flags: permissionFlags("start").find((flag) => flag.startsWith("--v8-flags=")),
+  // And the runtime's own options (`--no-code-cache`).
+  runtimeOptions: runtimeOptions("start"),
   env: taskEnv("start"),
   count: COUNT,
   nodes: NODES,

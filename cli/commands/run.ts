@@ -21,7 +21,7 @@ import { METRICS_ADDRESS, RUN } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
 import { isolatedRunners } from "../plugin_isolation.ts";
-import { metricsRoles } from "../rbac_manifests.ts";
+import { metricsRoles } from "../metrics_roles.ts";
 import { webhookNames } from "../webhook_manifests.ts";
 
 type RunValues = FlagValuesOf<typeof RUN>;

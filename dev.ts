@@ -5,7 +5,16 @@
 import { parse } from "yaml";
 import { KMM_MODULE_CRD_FILE, MODULE } from "./crds/kmm_module.ts";
 import { PTEMPLATE, type Ptemplate } from "./crds/ptemplate.ts";
-import { DAEMON_SET, POD, type Unstructured } from "./kube/mod.ts";
+import {
+  CLUSTER_ROLE,
+  CLUSTER_ROLE_BINDING,
+  DAEMON_SET,
+  POD,
+  SERVICE_ACCOUNT,
+  type Unstructured,
+} from "./kube/mod.ts";
+import { metricsRoles } from "./cli/rbac_manifests.ts";
+import { METRICS_READER_RULES, PTEMPLATE_OPERATOR } from "./runtime/mod.ts";
 import { main } from "./main.ts";
 import { ControlPlane, workerNodes } from "./testing/control_plane.ts";
 import { eventually } from "./testing/eventually.ts";
@@ -36,6 +45,17 @@ const operator = main([
 ]);
 let exited = false;
 void operator.finally(() => exited = true);
+
+// Who may read /metrics may ask `explain`: a ServiceAccount bound to the metrics reader role, as a
+// Prometheus would be in a cluster (a token is made for it when explain asks).
+const reader = metricsRoles(PTEMPLATE_OPERATOR).reader;
+await admin.create(SERVICE_ACCOUNT, { metadata: { name: "explainer", namespace: "default" } });
+await admin.create(CLUSTER_ROLE, { metadata: { name: reader }, rules: METRICS_READER_RULES });
+await admin.create(CLUSTER_ROLE_BINDING, {
+  metadata: { name: `${reader}-explainer` },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reader },
+  subjects: [{ kind: "ServiceAccount", name: "explainer", namespace: "default" }],
+});
 
 const sampleFile = new URL("./examples/seed.yaml", import.meta.url);
 const sample = parse(await Deno.readTextFile(sampleFile)) as Ptemplate & Unstructured;
@@ -87,6 +107,7 @@ Try:
   ${kubectl} patch ptemplate consumer-pod --type merge -p '{"spec":{"maxdev":8}}'
   ${kubectl} patch module consumer-pod --subresource status --type merge -p '{"status":{"moduleLoader":{"nodesMatchingSelectorNumber":2,"desiredNumber":2,"availableNumber":2},"devicePlugin":{"nodesMatchingSelectorNumber":2,"desiredNumber":2,"availableNumber":2}}}'
   curl -s 'http://127.0.0.1:${metricsPort}/metrics' | grep controller_runtime_reconcile_total
+  deno task start explain ptemplate default/consumer-pod --kubeconfig ${plane.adminKubeconfigPath} --endpoint http://127.0.0.1:${metricsPort} --service-account default/explainer
   curl -s 'http://127.0.0.1:${healthPort}/readyz?verbose'
 
 (no kubectl? one was built with the control plane: ${plane.binaries.kubectl})

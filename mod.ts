@@ -108,12 +108,13 @@ export type { WatchEvent } from "./kube/watch.ts";
 export type { WriteFence } from "./kube/write_fence.ts";
 export type { ClusterConfig, ExecConfig } from "./kube/cluster_config.ts";
 export { loadClusterConfig, type LoadOptions } from "./kube/load_config.ts";
+export { Manager, type ManagerEndpoints, type ManagerOptions } from "./runtime/manager.ts";
 export {
-  Manager,
-  type ManagerEndpoints,
-  type ManagerOptions,
-  shutdownSignal,
-} from "./runtime/manager.ts";
+  type DryRunObject,
+  DryRunReport,
+  type WouldChange,
+} from "./runtime/reconcile/dry_run_report.ts";
+export { shutdownSignal } from "./runtime/shutdown_signal.ts";
 export { setupLogging } from "./runtime/observe/mod.ts";
 export type {
   AccessAttributes,

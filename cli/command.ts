@@ -15,6 +15,8 @@ export interface CommandContext {
   catalog(values: FlagValuesOf<typeof PLUGINS>): Promise<CatalogEntry[]>;
   /** The words after the command that are not flags (only for a command that declares `args`). */
   args: string[];
+  /** The flags given on the command line (the others have their defaults, or are absent). */
+  given: ReadonlySet<string>;
 }
 
 /** One subcommand of the command line. */

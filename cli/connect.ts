@@ -1,7 +1,7 @@
 /** A client of the cluster the connection flags name, with their rate limit: `run`, `install`, `uninstall`. */
 import { KubeClient, loadClusterConfig } from "../kube/mod.ts";
 import type { CONNECTION } from "./flag_table.ts";
-import { type FlagValuesOf, UsageError } from "./flags.ts";
+import type { FlagValuesOf } from "./flags.ts";
 import type { OperatorIdentity } from "../runtime/mod.ts";
 
 /**
@@ -11,17 +11,18 @@ import type { OperatorIdentity } from "../runtime/mod.ts";
 export async function connect(
   values: FlagValuesOf<typeof CONNECTION>,
   operator: OperatorIdentity,
+  options: { purpose?: string } = {},
 ): Promise<KubeClient> {
+  // Both are held to their rules (cli/flag_table.ts) as the flags are parsed.
   const qps = values["kube-api-qps"];
   const burst = values["kube-api-burst"];
-  if (!(qps > 0)) throw new UsageError(`--kube-api-qps must be above 0, not ${qps}`);
-  if (burst < 1) throw new UsageError(`--kube-api-burst must be at least 1, not ${burst}`);
   const config = await loadClusterConfig({
     kubeconfig: values.kubeconfig,
     context: values.context,
   });
   return new KubeClient(config, {
-    userAgent: operator.userAgent,
+    // A purpose (a dry run's) tells its requests apart in the API server's audit log.
+    userAgent: options.purpose ? `${operator.userAgent} (${options.purpose})` : operator.userAgent,
     rateLimit: { qps, burst },
   });
 }

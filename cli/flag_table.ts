@@ -4,9 +4,18 @@
  */
 import { MAX_SHARDS } from "../kube/mod.ts";
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
+import type { EnvSpecs } from "./environment.ts";
 import type { FlagSpecs } from "./flags.ts";
 import { RELEASE_URL } from "./scaffold_operator.ts";
+import { BIND_ADDRESS, existing, numberFrom, objectName, seconds } from "./value_rules.ts";
 import { webhookNames } from "./webhook_manifests.ts";
+
+/**
+ * What to do about a certificate directory that is not there: the Secret's volume (cert-manager,
+ * OLM) is made before the operator starts, so a missing one is a wrong path, not a late mount.
+ */
+const CERT_DIR_FIX = "mount the certificate's Secret (tls.crt, tls.key) there, as " +
+  "deploy/webhooks/cert-manager does, or point the flag at the directory that holds them";
 
 /** Where `/metrics` listens when `--metrics-bind-address` is not given. */
 export const METRICS_ADDRESS = { secure: ":8443", plain: "127.0.0.1:8080" };
@@ -18,6 +27,7 @@ export const CONNECTION = {
     placeholder: "FILE",
     help: "kubeconfig",
     defaultIs: "$KUBECONFIG, in-cluster, ~/.kube/config",
+    valid: existing("file", "give the path of a kubeconfig, or leave the flag out"),
   },
   context: {
     kind: "string",
@@ -29,6 +39,7 @@ export const CONNECTION = {
     kind: "number",
     placeholder: "QPS",
     help: "requests per second to the API server, sustained",
+    valid: numberFrom(0, Infinity, "", { above: true }),
     // High enough not to slow a large start-up, low enough to bound a loop: 500 was what held the
     // children of 5000 and 10,000 Ptemplates back (1.95x and 2.00x a raw client's time against
     // 1.43x and 1.39x; 1000 was as fast as no limit on two cores; bench:scale, README).
@@ -38,6 +49,7 @@ export const CONNECTION = {
     kind: "integer",
     placeholder: "N",
     help: "requests that may go at once after a quiet spell",
+    valid: numberFrom(1, Infinity, "", { integer: true }),
     default: 2000,
   },
 } as const satisfies FlagSpecs;
@@ -74,12 +86,14 @@ export const ISOLATION = {
     placeholder: "SECONDS",
     help: "the most one reconcile may take: past it its writes are refused, its slot freed and " +
       "the key retried with backoff; quarantined after 3 in a row until the object changes",
+    valid: seconds(),
     default: 60,
   },
   "plugin-heap-limit": {
     kind: "integer",
     placeholder: "MIB",
     help: "the JavaScript heap a plugin's Worker may grow to before it is ended",
+    valid: numberFrom(1, Infinity, "MiB", { integer: true }),
     default: 256,
   },
 } as const satisfies FlagSpecs;
@@ -91,6 +105,7 @@ export const RUN = {
     kind: "list",
     placeholder: "NS",
     help: "watch only this namespace (repeatable; default all)",
+    valid: objectName("label", "a namespace name"),
   },
   "leader-elect": {
     kind: "boolean",
@@ -102,11 +117,13 @@ export const RUN = {
     placeholder: "NS",
     help: "namespace of the Lease",
     defaultIs: "the pod's, or the kubeconfig context's",
+    valid: objectName("label", "a namespace name"),
   },
   "leader-election-id": {
     kind: "string",
     placeholder: "NAME",
     help: "name of the Lease (with --shards, the prefix of the ring's Leases)",
+    valid: objectName("subdomain", "a Lease name"),
     default: (operator) => operator.leaseName,
   },
   shards: {
@@ -115,12 +132,14 @@ export const RUN = {
     help: `split the work among the replicas: N shards (1 to ${MAX_SHARDS}), each a Lease ` +
       "<leader-election-id>-shard-<i> shared out evenly, each replica caching only its own; " +
       "give every replica the same N",
+    valid: numberFrom(1, MAX_SHARDS, "shards", { integer: true }),
     defaultIs: "none: one leader does all the work",
   },
   "metrics-bind-address": {
     kind: "string",
     placeholder: "ADDR",
     help: "where /metrics listens, host:port or :port; 0 disables",
+    valid: BIND_ADDRESS,
     defaultIs: `${METRICS_ADDRESS.secure} with --metrics-secure, else ${METRICS_ADDRESS.plain}`,
   },
   "metrics-secure": {
@@ -133,12 +152,14 @@ export const RUN = {
     kind: "string",
     placeholder: "DIR",
     help: "tls.crt and tls.key for /metrics over HTTPS, reloaded when they change",
+    valid: existing("directory", CERT_DIR_FIX),
     defaultIs: "a self-signed certificate made at start",
   },
   "health-probe-bind-address": {
     kind: "string",
     placeholder: "ADDR",
     help: "where /healthz and /readyz listen; 0 disables",
+    valid: BIND_ADDRESS,
     default: ":8081",
   },
   "log-level": {
@@ -159,12 +180,14 @@ export const RUN = {
     kind: "string",
     placeholder: "ADDR",
     help: "where admission and conversion webhooks listen (HTTPS); 0 disables",
+    valid: BIND_ADDRESS,
     default: ":9443",
   },
   "webhook-cert-dir": {
     kind: "string",
     placeholder: "DIR",
     help: "tls.crt and tls.key for the webhooks, reloaded when they change",
+    valid: existing("directory", CERT_DIR_FIX),
     defaultIs: `${DEFAULT_CERT_DIR}; webhooks are off when it has none and was not given`,
   },
   "webhook-cert-mode": {
@@ -180,12 +203,41 @@ export const RUN = {
     placeholder: "NAME",
     help: "the Service the API server calls the webhooks by (self-managed certificates), in " +
       "the operator's namespace",
+    valid: objectName("dns1035", "a Service name"),
     default: (operator) => webhookNames(operator).service,
+  },
+  "dry-run": {
+    kind: "boolean",
+    help: "rehearse: visit every object once against the live cluster, beside the real operator, " +
+      "taking no Lease and writing nothing (child writes go as server-side dry runs; no status, " +
+      "Event or finalizer), say what would change, and exit",
+  },
+  "dry-run-output": {
+    kind: "string",
+    placeholder: "FORMAT",
+    choices: ["text", "json"],
+    help: "with --dry-run: what would change, object by object, on stdout as text lines or one " +
+      "JSON document (the log stays on stderr)",
+    default: "text",
+  },
+  "priority-queue": {
+    kind: "boolean",
+    help: "edits before bulk work: a start's, a resync's or a shard's backlog does not hold up " +
+      "a person's edit (false: one line, first come first served)",
+    default: true,
+  },
+  "visit-history": {
+    kind: "integer",
+    placeholder: "N",
+    help: "recent visits each controller keeps for explain (a ring: its memory is bounded)",
+    valid: numberFrom(1, 1_000_000, "visits", { integer: true }),
+    default: 1000,
   },
   concurrency: {
     kind: "integer",
     placeholder: "N",
     help: `workers per plugin, 1 to ${MAX_CONCURRENCY}`,
+    valid: numberFrom(1, MAX_CONCURRENCY, "workers per plugin", { integer: true }),
     // Reconciles mostly wait on the API server, and the process's own loop adds to each wait: at
     // 1000 Ptemplates, 8 per plugin made the children in 1.84× a raw client's time (16 requests in
     // flight), 16 in 1.63×, 32 in 1.50× (bench:scale). At 10,000, 64 was no faster than 32, and
@@ -195,6 +247,31 @@ export const RUN = {
   ...ISOLATION,
   ...PLUGINS,
 } as const satisfies FlagSpecs;
+
+/**
+ * The environment `run` reads, each variable with its rule: a value set that breaks it is refused
+ * at start as a flag's would be. (`LOG_TOKENS` and `LOG_STREAM` are npm:yaml's, read by it alone.)
+ */
+export const RUN_ENVIRONMENT = {
+  WATCH_NAMESPACE: {
+    help: "the namespaces to watch, comma-separated, when --namespace is not given (OLM sets " +
+      "it from its OperatorGroup); empty: all",
+    list: true,
+    valid: objectName("label", "a namespace name"),
+  },
+  POD_NAME: {
+    help: "the pod's name (the Deployment sets it from metadata.name), the prefix of the " +
+      "leader-election identity the leader fence checks",
+    valid: objectName("subdomain", "a pod name"),
+  },
+  KUBECONFIG: { help: "kubeconfig files, colon-separated, merged; those missing are skipped" },
+  KUBERNETES_SERVICE_HOST: { help: "the API server's address in a pod (the kubelet sets it)" },
+  KUBERNETES_SERVICE_PORT: {
+    help: "the API server's port in a pod (the kubelet sets it)",
+    valid: numberFrom(1, 65535, "", { integer: true }),
+  },
+  HOME: { help: "where ~/.kube/config is looked for" },
+} as const satisfies EnvSpecs;
 
 /** `rbac`: what the plugins need. */
 export const RBAC = {
@@ -219,6 +296,36 @@ export const INSTALL = { ...CONNECTION, ...PLUGINS } as const satisfies FlagSpec
 
 /** `check`: the stored objects this version's rules would refuse as new. */
 export const CHECK = INSTALL;
+
+/** `explain`: one object's recent reconciles, from a running operator. */
+export const EXPLAIN = {
+  ...CONNECTION,
+  ...PLUGINS,
+  endpoint: {
+    kind: "string",
+    placeholder: "URL",
+    help: "the running operator's metrics address (in a cluster: port-forward to the leader)",
+    default: `http://${METRICS_ADDRESS.plain}`,
+  },
+  "ca-file": {
+    kind: "string",
+    placeholder: "FILE",
+    help: "the CA that signed the metrics certificate, for an https endpoint",
+    valid: existing("file", "give the CA certificate's path (PEM)"),
+  },
+  "service-account": {
+    kind: "string",
+    placeholder: "NS/NAME",
+    help: "ask as this ServiceAccount (a token made for it; it must be bound to the metrics " +
+      "reader ClusterRole)",
+  },
+  "token-file": {
+    kind: "string",
+    placeholder: "FILE",
+    help: "ask with the bearer token in this file",
+    valid: existing("file", "give the path of a file holding a bearer token"),
+  },
+} as const satisfies FlagSpecs;
 
 /** `uninstall`: the CRDs out of a cluster, and what they hold with them. */
 export const UNINSTALL = {

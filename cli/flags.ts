@@ -1,8 +1,12 @@
 /**
  * Parses command-line flags the way Kubernetes tools spell them (`--flag=value`, `--flag value`,
- * `--bool`, `--bool=false`, repeatable flags), refusing unknown flags and bad values by name.
+ * `--bool`, `--bool=false`, repeatable flags), refusing unknown flags and bad values by name:
+ * each value given is held to its flag's rule (`valid`) before anything else happens.
  */
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../runtime/mod.ts";
+import type { ValueRule } from "./value_rules.ts";
+
+export type { ValueRule };
 
 export type FlagKind = "string" | "boolean" | "integer" | "number" | "list";
 
@@ -14,6 +18,12 @@ export interface FlagSpec {
   placeholder?: string;
   /** For `string` flags: the values allowed. */
   choices?: readonly string[];
+  /**
+   * The rule a value given must follow (each item of a list), by the grammar the API server, the
+   * TLS stack or the file system will hold it to: refused when the flags are parsed, with one
+   * line that says why and the fix. Defaults are not checked: they are the operator's own.
+   */
+  valid?: ValueRule;
   /**
    * Its value when not given: `parseFlags` fills it in, and help says `(default …)`. Written
    * here only, so the help cannot say one thing and the program do another. A function gives a
@@ -70,12 +80,15 @@ function closest(name: string, candidates: string[]): string | undefined {
   return best && best.d <= 3 ? best.c : undefined;
 }
 
-/** Splits `args` into flag values and positional arguments. */
+/**
+ * Splits `args` into flag values and positional arguments; `given` names the flags that were
+ * given (the rest have their defaults, or are absent).
+ */
 export function parseFlags<S extends FlagSpecs>(
   args: string[],
   specs: S,
   operator: OperatorIdentity = PTEMPLATE_OPERATOR,
-): { values: FlagValuesOf<S>; positional: string[] } {
+): { values: FlagValuesOf<S>; positional: string[]; given: Set<string> } {
   const values: FlagValues = {};
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -113,6 +126,12 @@ export function parseFlags<S extends FlagSpecs>(
         throw new UsageError(`--${name} needs a value (${spec.placeholder ?? spec.kind})`);
       }
     }
+    if (raw.trim() === "") {
+      // An empty value is a slip (a template's unset variable), never a way to say "none".
+      throw new UsageError(
+        `--${name} is empty: give a value (${spec.placeholder ?? spec.kind}), or leave it out`,
+      );
+    }
     if (spec.kind === "integer") {
       if (!/^-?\d+$/.test(raw)) {
         throw new UsageError(`--${name} takes a whole number, not "${raw}"`);
@@ -133,13 +152,24 @@ export function parseFlags<S extends FlagSpecs>(
       }
       values[name] = raw;
     }
+    checkValue(name, spec, values[name]!);
   }
+  const given = new Set(Object.keys(values));
   for (const [name, spec] of Object.entries(specs)) {
     if (values[name] === undefined && spec.default !== undefined) {
       values[name] = defaultOf(spec, operator);
     }
   }
-  return { values: values as FlagValuesOf<S>, positional };
+  return { values: values as FlagValuesOf<S>, positional, given };
+}
+
+/** Holds a value given to its flag's rule (each item of a list); a UsageError when it breaks it. */
+function checkValue(name: string, spec: FlagSpec, value: NonNullable<FlagValues[string]>): void {
+  if (!spec.valid || typeof value === "boolean") return;
+  for (const item of Array.isArray(value) ? value : [value]) {
+    const problem = spec.valid.problem(item, `--${name}`);
+    if (problem) throw new UsageError(problem);
+  }
 }
 
 /** A flag's default, the operator's own when it depends on who the operator is. */

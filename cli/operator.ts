@@ -52,6 +52,7 @@ const COMMANDS: Record<string, () => Promise<AnyCommand>> = {
   rbac: async () => (await import("./commands/rbac.ts")).rbacCommand,
   install: async () => (await import("./commands/install.ts")).installCommand,
   check: async () => (await import("./commands/check.ts")).checkCommand,
+  explain: async () => (await import("./commands/explain.ts")).explainCommand,
   uninstall: async () => (await import("./commands/uninstall.ts")).uninstallCommand,
   bundle: async () => (await import("./commands/bundle.ts")).bundleCommand,
   scorecard: async () => (await import("./commands/scorecard.ts")).scorecardCommand,
@@ -106,7 +107,7 @@ export async function runOperator(
     return 0;
   }
   const carried = carriedOf(options);
-  const context: Omit<CommandContext, "args"> = {
+  const context: Omit<CommandContext, "args" | "given"> = {
     operator,
     catalog: async (values) => {
       // The loader (and its module lexer) only when there is a `--plugin` to load.
@@ -117,12 +118,12 @@ export async function runOperator(
     },
   };
   try {
-    const { values, positional } = parseFlags(rest, command.flags, operator);
+    const { values, positional, given } = parseFlags(rest, command.flags, operator);
     if (positional.length && !command.args) {
       throw new UsageError(`unexpected argument "${positional[0]}"`);
     }
     // The values of the command's own flags, parsed by its own specs.
-    return await command.run(values as never, { ...context, args: positional });
+    return await command.run(values as never, { ...context, args: positional, given });
   } catch (error) {
     // One line, never a stack: 2 when the command line is wrong, 1 when the world is.
     const misuse = error instanceof UsageError ||
@@ -158,6 +159,7 @@ async function help(operator: OperatorIdentity, catalog: CatalogEntry[]): Promis
   const examples: (readonly [string, string])[] = [
     ["install", "add the CRDs to the current cluster"],
     ["check", "stored objects this version's rules would refuse as new (before an upgrade)"],
+    ["explain ptemplate default/consumer-pod", "why it did what it did to an object"],
     ["--kubeconfig ~/.kube/config", "run against it from a workstation"],
     ["--namespace demo --log-format text --leader-elect", ""],
     ["crds > crds.yaml", "review the CRDs before installing them"],

@@ -56,14 +56,20 @@ export function builtInCatalog(): CatalogEntry[] {
 /**
  * The catalog once `--plugin` modules are loaded: their plugins are then the default set, and the
  * carried ones (the Ptemplate plugins) run beside them only when `--plugins` asks
- * (`--plugins +kmm-module`). A `--plugin` runs what it names, nothing more.
+ * (`--plugins +kmm-module`). A `--plugin` runs what it names, nothing more. A loaded plugin named
+ * like a carried one replaces it: a plugin's next version, rehearsed or run in its place.
  */
 export function withLoadedPlugins(
   carried: CatalogEntry[],
   loaded: CatalogEntry[],
 ): CatalogEntry[] {
   if (!loaded.length) return carried;
-  return [...carried.map((entry) => ({ ...entry, enabledByDefault: false })), ...loaded];
+  const names = new Set(loaded.map((entry) => entry.plugin.name));
+  return [
+    ...carried.filter((entry) => !names.has(entry.plugin.name))
+      .map((entry) => ({ ...entry, enabledByDefault: false })),
+    ...loaded,
+  ];
 }
 
 /**

@@ -47,3 +47,13 @@ Deno.test("--plugin runs what it loads; the built-ins only when --plugins adds t
   const catalogAlone = builtInCatalog();
   expect(withLoadedPlugins(catalogAlone, [])).toBe(catalogAlone);
 });
+
+Deno.test("--plugin of a plugin named like a built-in runs in its place", async () => {
+  const loaded = await loadPluginModules([
+    new URL("../tests/fixtures/consumer_daemonset_next.ts", import.meta.url).href,
+  ]);
+  const catalog = withLoadedPlugins(builtInCatalog(), loaded);
+  const chosen = selectPlugins(catalog, ["+kmm-module", "+status-aggregator"]);
+  expect(names(chosen)).toEqual(["kmm-module", "status-aggregator", "consumer-daemonset"]);
+  expect(chosen.at(-1)?.source?.named).toContain("consumer_daemonset_next.ts");
+});

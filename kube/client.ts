@@ -16,7 +16,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from "./request_options.ts";
-import { type RequestInit, RequestSender } from "./request_sender.ts";
+import { type RequestInit, RequestSender, type SenderParts } from "./request_sender.ts";
 import { apiVersionOf, type Resource, resourcePath } from "./resource.ts";
 import { Transport } from "./transport.ts";
 import { type WatchEvent, watchEvents } from "./watch.ts";
@@ -96,8 +96,25 @@ export class KubeClient {
    * fenced.
    */
   fenced(fence: WriteFence): KubeClient {
-    const { parts } = this.#sender;
-    return this.#viewWith(bothFences(parts.fence, fence), parts.urgent);
+    return this.#viewWith({ fence: bothFences(this.#sender.parts.fence, fence) });
+  }
+
+  /**
+   * The same client, telling `onWrite` of every write it makes once answered (after any observer
+   * this client already has): how a reconcile knows what it wrote, for `explain` and its trace.
+   */
+  observed(
+    onWrite: (write: { method: string; path: string; code: number; dryRun: boolean }) => void,
+  ): KubeClient {
+    const outer = this.#sender.parts.onWrite;
+    return this.#viewWith({
+      onWrite: outer
+        ? (write) => {
+          outer(write);
+          onWrite(write);
+        }
+        : onWrite,
+    });
   }
 
   /**
@@ -106,11 +123,22 @@ export class KubeClient {
    * queue behind a backlog of writes.
    */
   urgent(): KubeClient {
-    return this.#viewWith(this.#sender.parts.fence, true);
+    return this.#viewWith({ urgent: true });
   }
 
-  #viewWith(fence: WriteFence | undefined, urgent: boolean): KubeClient {
-    const options = { [VIEW]: this.#sender.with({ fence, urgent }) };
+  /**
+   * The same client whose every write goes as a server-side dry run (`dryRun=All`): admission and
+   * validation run and the answer is the object as it would be, but nothing is stored. Reads and
+   * watches are as they were.
+   */
+  dryRun(): KubeClient {
+    return this.#viewWith({ dryRun: true });
+  }
+
+  #viewWith(
+    parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite" | "dryRun">>,
+  ): KubeClient {
+    const options = { [VIEW]: this.#sender.with(parts) };
     return new KubeClient(this.transport.config, options as ClientOptions);
   }
 

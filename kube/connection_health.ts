@@ -49,7 +49,15 @@ export class ConnectionHealth {
   readonly #clock: Clock;
   #probeAfterMs: number;
   #probeTimeoutMs: number;
+  /**
+   * The record of the transport's main connection, when this is one of its other connections
+   * (see `follow`): its timings, and what the server as a whole is said to do.
+   */
+  #main?: ConnectionHealth;
+  /** When anything last arrived on this connection. */
   #lastArrival: number;
+  /** When anything last arrived from the server, on this connection or one that follows it. */
+  #heardAt: number;
   /** Exchanges in progress: requests waiting for an answer, streams being read. */
   #open = 0;
   /** When the count of open exchanges last rose from zero: silence before that is idleness. */
@@ -64,7 +72,7 @@ export class ConnectionHealth {
     this.#clock = clock;
     this.#probeAfterMs = options.probeAfterMs ?? 3_000;
     this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
-    this.#lastArrival = clock.monotonicMs();
+    this.#lastArrival = this.#heardAt = clock.monotonicMs();
   }
 
   /** Changes the timings (see ConnectionCheckOptions); unset fields keep their value. */
@@ -73,15 +81,35 @@ export class ConnectionHealth {
     this.#probeTimeoutMs = options.probeTimeoutMs ?? this.#probeTimeoutMs;
   }
 
-  get probeTimeoutMs(): number {
-    return this.#probeTimeoutMs;
+  /**
+   * Makes this the record of another connection of `main`'s transport (one for watches): it is
+   * judged with `main`'s timings, as `main` is configured, and what arrives on it or fails on it
+   * counts for the server as a whole (`unreachable`, `onRecovered`, `silentSince`), which `main`
+   * keeps. Whether this connection itself is silent stays its own.
+   */
+  follow(main: ConnectionHealth): void {
+    this.#main = main;
   }
 
-  /** Any HTTP answer, or bytes on a stream: the connection works. */
+  get probeAfterMs(): number {
+    return this.#main?.probeAfterMs ?? this.#probeAfterMs;
+  }
+
+  get probeTimeoutMs(): number {
+    return this.#main?.probeTimeoutMs ?? this.#probeTimeoutMs;
+  }
+
+  /** Any HTTP answer, or bytes on a stream: the connection works, and the server answers. */
   answered(): void {
-    const recovered = this.#failingSince !== undefined;
     this.#lastArrival = this.#clock.monotonicMs();
     this.#probeSentAt = undefined;
+    (this.#main ?? this).#heard();
+  }
+
+  /** The server answered, on some connection. */
+  #heard(): void {
+    const recovered = this.#failingSince !== undefined;
+    this.#heardAt = this.#clock.monotonicMs();
     this.#failingSince = undefined;
     this.#lastError = undefined;
     if (recovered) { for (const handler of this.#recovered) handler(); }
@@ -115,41 +143,44 @@ export class ConnectionHealth {
     this.#probeSentAt = undefined;
   }
 
-  /** A request got no answer at all. */
+  /** A request got no answer at all (said of the server: kept by the main record). */
   failed(error: NetworkError): void {
-    this.#failingSince ??= this.#clock.monotonicMs();
-    this.#lastError = error;
+    const record = this.#main ?? this;
+    record.#failingSince ??= this.#clock.monotonicMs();
+    record.#lastError = error;
   }
 
-  /** True when nothing has arrived since the monotonic instant `since`. */
+  /** True when nothing has arrived from the server, on any connection, since the instant `since`. */
   silentSince(since: number): boolean {
-    return this.#lastArrival < since;
+    return (this.#main ?? this).#heardAt < since;
   }
 
   /** What to do about the connection now (see the module doc). */
   verdict(): Verdict {
     if (this.#open === 0) return { action: "wait" };
     const now = this.#clock.monotonicMs();
+    const { probeAfterMs, probeTimeoutMs } = this;
     if (this.#probeSentAt !== undefined) {
       const waited = now - this.#probeSentAt;
-      if (waited >= this.#probeTimeoutMs) {
+      if (waited >= probeTimeoutMs) {
         return { action: "replace", silentMs: now - this.#lastArrival };
       }
-      return { action: "wait", checkInMs: this.#probeTimeoutMs - waited };
+      return { action: "wait", checkInMs: probeTimeoutMs - waited };
     }
     const quiet = now - Math.max(this.#lastArrival, this.#busySince);
-    if (quiet >= this.#probeAfterMs) return { action: "probe" };
-    return { action: "wait", checkInMs: this.#probeAfterMs - quiet };
+    if (quiet >= probeAfterMs) return { action: "probe" };
+    return { action: "wait", checkInMs: probeAfterMs - quiet };
   }
 
-  /** Milliseconds since the server last answered (or since this was created). */
+  /** Milliseconds since anything last arrived on this connection (or since this was created). */
   silentForMs(): number {
     return this.#clock.monotonicMs() - this.#lastArrival;
   }
 
   /** Undefined while requests get answers; otherwise how long they have not, and the last reason. */
   unreachable(): Unreachable | undefined {
-    if (this.#failingSince === undefined || !this.#lastError) return undefined;
-    return { forMs: this.#clock.monotonicMs() - this.#failingSince, error: this.#lastError };
+    const record = this.#main ?? this;
+    if (record.#failingSince === undefined || !record.#lastError) return undefined;
+    return { forMs: this.#clock.monotonicMs() - record.#failingSince, error: record.#lastError };
   }
 }

@@ -69,3 +69,30 @@ Deno.test("unreachable says since when and why, until anything arrives", () => {
   expect(health.unreachable()).toBeUndefined();
   expect(health.silentSince(clock.monotonicMs())).toBe(false);
 });
+
+Deno.test("a watches' connection is judged alone, and speaks for the server with its main one", () => {
+  const { clock, tick } = fakeClock();
+  const main = new ConnectionHealth({ probeAfterMs: 3_000, probeTimeoutMs: 5_000 }, clock);
+  const watches = new ConnectionHealth({}, clock);
+  watches.follow(main);
+  main.configure({ probeAfterMs: 1_000 });
+  expect([watches.probeAfterMs, watches.probeTimeoutMs]).toEqual([1_000, 5_000]);
+  let recovered = 0;
+  main.onRecovered(() => recovered++);
+  // A request on the main connection fails; then the server is heard on the watches' connection.
+  main.failed(new NetworkError("timeout", "no answer"));
+  watches.failed(new NetworkError("reset", "reset"));
+  expect(main.unreachable()?.error.message).toBe("reset");
+  expect(watches.unreachable()).toEqual(main.unreachable());
+  const sent = clock.monotonicMs();
+  tick(10);
+  watches.answered();
+  expect([main.unreachable(), recovered, main.silentSince(sent)]).toEqual([undefined, 1, false]);
+  // But the main connection's own silence is still its own: it is asked, then replaced.
+  main.open();
+  watches.open();
+  tick(1_000);
+  watches.answered();
+  expect(main.verdict()).toEqual({ action: "probe" });
+  expect(watches.verdict()).toEqual({ action: "wait", checkInMs: 1_000 });
+});

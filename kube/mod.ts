@@ -12,6 +12,7 @@ export * from "./kinds.ts";
 export * from "./kubeconfig.ts";
 export * from "./kubeconfig_yaml.ts";
 export * from "./load_config.ts";
+export * from "./names.ts";
 export * from "./network_error.ts";
 export * from "./object.ts";
 export * from "./preflight.ts";

@@ -6,6 +6,7 @@
  */
 import { backoffDelayMs } from "../util/backoff.ts";
 import { sleep } from "../util/sleep.ts";
+import { endSpan, operatorTracer, SpanKind, withSpan } from "../util/tracer.ts";
 import { apiErrorFrom } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
 import type { RateLimiter } from "./rate_limiter.ts";
@@ -42,6 +43,19 @@ export interface SenderParts {
   maxRetries?: number;
   /** Told once per HTTP response (or `code` 0 when none came); `path` has no query string. */
   onResponse?: (sample: { method: string; code: number; host: string; path: string }) => void;
+  /** Told of every write this view made (a fenced view's: one reconcile's), once it is answered. */
+  onWrite?: (write: WriteSample) => void;
+  /** Every write goes as a server-side dry run (`dryRun=All`): checked and answered, not stored. */
+  dryRun?: boolean;
+}
+
+/** One write as a view saw it: the verb, the path without its query, and the answer's code. */
+export interface WriteSample {
+  method: string;
+  path: string;
+  code: number;
+  /** Sent as a server-side dry run: nothing was stored. */
+  dryRun: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -59,8 +73,10 @@ export class RequestSender {
     this.#host = new URL(parts.transport.config.server).host;
   }
 
-  /** The same sender with another fence or urgency. */
-  with(parts: Pick<SenderParts, "fence" | "urgent">): RequestSender {
+  /** The same sender with another fence, urgency or write observer. */
+  with(
+    parts: Partial<Pick<SenderParts, "fence" | "urgent" | "onWrite" | "dryRun">>,
+  ): RequestSender {
     return new RequestSender({ ...this.parts, ...parts });
   }
 
@@ -71,11 +87,25 @@ export class RequestSender {
    * happened.
    */
   async request<T = unknown>(method: string, path: string, init: RequestInit = {}): Promise<T> {
-    const response = await this.send(method, path, init);
-    const text = await response.text();
-    // Health endpoints answer in plain text ("ok"); everything else in JSON.
-    const json = response.headers.get("content-type")?.includes("json");
-    return (json && text ? JSON.parse(text) : text || undefined) as T;
+    // A span of its own (a child of the reconcile's, when one is active), around Deno's fetch's.
+    const span = operatorTracer().startSpan(`${method} ${resourceOf(path)}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { "http.request.method": method, "url.path": path },
+    });
+    try {
+      const response = await withSpan(span, () => this.send(method, path, init));
+      span.setAttribute("http.response.status_code", response.status);
+      const text = await response.text();
+      endSpan(span);
+      // Health endpoints answer in plain text ("ok"); everything else in JSON.
+      const json = response.headers.get("content-type")?.includes("json");
+      return (json && text ? JSON.parse(text) : text || undefined) as T;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "number") span.setAttribute("http.response.status_code", code);
+      endSpan(span, error);
+      throw error;
+    }
   }
 
   /** Sends a request and returns the response once its headers are in (`stream` for a watch). */
@@ -89,6 +119,9 @@ export class RequestSender {
     for (const [key, value] of Object.entries(init.query ?? {})) {
       if (value !== undefined && value !== "") query.set(key, String(value));
     }
+    const dryRun = query.get("dryRun") === "All" ||
+      (this.parts.dryRun === true && !IDEMPOTENT.has(method));
+    if (dryRun) query.set("dryRun", "All");
     const url = query.size ? `${path}?${query}` : path;
     const maxRetries = init.retries ?? this.parts.maxRetries ?? 5;
     const fence = IDEMPOTENT.has(method) ? undefined : this.parts.fence;
@@ -139,6 +172,7 @@ export class RequestSender {
         continue;
       }
       this.#record(method, response.status, path);
+      if (!IDEMPOTENT.has(method)) this.#wrote(method, response.status, path, dryRun);
       if (response.ok) return response;
       const error = await apiErrorFrom(response, { method, url });
       if (error.code === 401 && !reauthenticated && this.#hasRefreshableCredentials()) {
@@ -162,9 +196,27 @@ export class RequestSender {
     return Boolean(config.tokenFile || config.exec);
   }
 
+  #wrote(method: string, code: number, path: string, dryRun: boolean): void {
+    this.parts.onWrite?.({ method, path, code, dryRun });
+  }
+
   #record(method: string, code: number, path: string): void {
     const sample = { method, code, host: this.#host };
     this.parts.requests.record(sample);
     this.parts.onResponse?.({ ...sample, path });
   }
+}
+
+/**
+ * What a path is about, for a span's name: the resource (and subresource), without the API group,
+ * namespace or object name, so that names stay few: `ptemplates/status`, `leases`.
+ */
+export function resourceOf(path: string): string {
+  const parts = path.split("?")[0].split("/").filter(Boolean);
+  // /api/v1/… or /apis/<group>/<version>/…
+  let rest = parts[0] === "api" ? parts.slice(2) : parts[0] === "apis" ? parts.slice(3) : parts;
+  if (rest[0] === "namespaces" && rest.length > 2) rest = rest.slice(2);
+  if (!rest.length) return parts.join("/") || "/";
+  const [resource, , subresource] = rest;
+  return subresource ? `${resource}/${subresource}` : resource;
 }

@@ -4,6 +4,7 @@ import { setImmediate } from "node:timers";
 import type { ClusterConfig } from "./cluster_config.ts";
 import { monotonicMs } from "../util/clock.ts";
 import { ownedChunkReader } from "../util/owned_chunks.ts";
+import { Connection } from "./connection.ts";
 import { ConnectionHealth } from "./connection_health.ts";
 import {
   checkToken,
@@ -17,10 +18,15 @@ import { NetworkError, networkErrorFrom } from "./network_error.ts";
 const log = getLogger(["ptemplate", "client"]);
 
 /**
- * A watchdog timer this late did not run because the process did not: the silence it would judge
- * may be ours, with answers waiting unread.
+ * The most watches one connection carries. kube-apiserver lets a client have SERVER_STREAMS open
+ * at once on one HTTP/2 connection; past that, Deno queues a new request until a stream ends, and
+ * watches never end soon: on a connection full of watches a request would get no answer, nor
+ * would the `/livez` that asks after the connection, which would then be taken for dead and
+ * replaced with every watch on it. So watches go on connections of their own, this many each
+ * (as Go's HTTP/2 client opens another connection at the server's limit), below the limit by a
+ * margin for a server or proxy that allows fewer.
  */
-const LATE_WATCHDOG_MS = 1_000;
+export const STREAMS_PER_CONNECTION = 64;
 
 /** How long a token read from `tokenFile` is trusted before it is read again (client-go uses 1 min). */
 const TOKEN_FILE_TTL_MS = 60_000;
@@ -49,26 +55,31 @@ export interface Exchange {
 }
 
 /**
- * A fetch bound to one cluster's TLS settings and identity. All requests share one HTTP/2
- * connection, which can die without a FIN or RST (a NAT or firewall that forgot it) and then
- * carry every later request into silence. So while anything waits on it, a watchdog asks the
- * health record what to do: after a few seconds of silence it asks the server for `/livez`, and
- * when nothing at all arrives after that either, it replaces the connection and fails everything
- * still waiting on the old one. A request past its own deadline fails alone: a slow server whose
+ * A fetch bound to one cluster's TLS settings and identity. Requests share one HTTP/2 connection
+ * (the main one), as many at once as the server lets one connection carry (one stream kept for
+ * `/livez`); watches go on connections of their own, STREAMS_PER_CONNECTION each, each closed
+ * when its last watch ends, so that none waits behind another. A connection can die without
+ * a FIN or RST (a NAT or firewall that forgot it) and then carry everything on it into silence.
+ * So while anything waits on one, its watchdog asks its health record what to do: after a few
+ * seconds of silence it asks the server for `/livez` on that connection, and when nothing at all
+ * arrives after that either, it replaces the connection and fails everything still waiting on the
+ * old one (see Connection). A request past its own deadline fails alone: a slow server whose
  * answers still arrive keeps its connection.
  */
 export class Transport {
   readonly config: ClusterConfig;
-  /** Whether the server answers; shared by everything that uses this transport. */
+  /**
+   * Whether the server answers, by the main connection (requests); shared by everything that uses
+   * this transport. The watches' connections are judged with its timings.
+   */
   readonly health: ConnectionHealth = new ConnectionHealth();
-  #client: Deno.HttpClient;
-  /** Aborted when the connection is replaced: every request made on it ends at once. */
-  #epoch = new AbortController();
-  /** The watchdog's timer while anything waits on the connection. */
-  #watchdog?: ReturnType<typeof setTimeout>;
+  readonly #main: Connection;
+  /** The watches' connections, each holding up to STREAMS_PER_CONNECTION. */
+  readonly #streamConnections: Connection[] = [];
   #fileToken?: { value: string; readAt: number };
   #exec?: { credential: ExecCredential; client?: Deno.HttpClient };
   #closed = false;
+  #replaced = 0;
 
   constructor(config: ClusterConfig) {
     if (!/^https?:\/\//.test(config.server)) {
@@ -91,7 +102,29 @@ export class Transport {
       );
     }
     this.config = config;
-    this.#client = this.#httpClient(config.clientCertData, config.clientKeyData);
+    this.#main = this.#connection(this.health, (reason, failure) => {
+      this.#replaced++;
+      this.reset(reason, failure);
+    });
+  }
+
+  /** How many connections carry this transport's requests and watches now (exec's aside). */
+  get connections(): number {
+    return 1 + this.#streamConnections.length;
+  }
+
+  /** How many connections were found dead (nothing arrived, not even `/livez`) and replaced. */
+  get replaced(): number {
+    return this.#replaced;
+  }
+
+  /**
+   * The bearer token this configuration sends (its own, its file's, or its exec plugin's), for a
+   * request to someone who checks it with the API server; undefined for a client certificate.
+   */
+  async bearerToken(): Promise<string | undefined> {
+    const exec = this.config.exec ? await this.#execCredential() : undefined;
+    return exec ? exec.credential.token : await this.#token();
   }
 
   /**
@@ -100,6 +133,95 @@ export class Transport {
    * own abort is rethrown as it came.
    */
   async fetch(pathAndQuery: string, exchange: Exchange): Promise<Response> {
+    if (!exchange.stream) {
+      const release = await this.#room(exchange);
+      const waited = monotonicMs() - release.since;
+      try {
+        return await this.#send(this.#main, pathAndQuery, {
+          ...exchange,
+          timeoutMs: exchange.timeoutMs && Math.max(1, exchange.timeoutMs - waited),
+        }, () => {});
+      } finally {
+        release();
+      }
+    }
+    // The stream's place is taken now, before any await: watches started together spread out.
+    const connection = this.#forStream();
+    connection.streams++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.#streamEnded(connection);
+    };
+    return await this.#send(connection, pathAndQuery, exchange, release).catch((error) => {
+      release();
+      throw error;
+    });
+  }
+
+  /**
+   * Waits for a stream of the main connection (see Connection.room), within the request's own
+   * deadline: a request that finds them all taken for that long fails alone, unsent.
+   */
+  async #room(exchange: Exchange): Promise<(() => void) & { since: number }> {
+    const since = monotonicMs();
+    const free = this.#main.take();
+    if (free) return Object.assign(free, { since });
+    const deadline = exchange.timeoutMs ? AbortSignal.timeout(exchange.timeoutMs) : undefined;
+    const signals = [exchange.signal, deadline].filter((s) => s !== undefined);
+    try {
+      const release = await this.#main.room(signals.length ? AbortSignal.any(signals) : undefined);
+      return Object.assign(release, { since });
+    } catch (error) {
+      if (exchange.signal?.aborted || !deadline?.aborted) throw error;
+      throw new NetworkError(
+        "timeout",
+        `no answer from ${this.config.server} within ${
+          Number((exchange.timeoutMs / 1000).toFixed(1))
+        } s: every stream of the connection was taken by requests before it`,
+      );
+    }
+  }
+
+  /** The connection a new stream goes on: the first with room, or a new one. */
+  #forStream(): Connection {
+    const free = this.#streamConnections.find((c) => c.streams < STREAMS_PER_CONNECTION);
+    if (free) return free;
+    const health = new ConnectionHealth();
+    health.follow(this.health);
+    const connection: Connection = this.#connection(health, (reason, failure) => {
+      this.#replaced++;
+      connection.renew(reason, failure);
+    });
+    this.#streamConnections.push(connection);
+    log.debug("watches on {connections} connections to {server}", {
+      connections: this.connections,
+      server: this.config.server,
+    });
+    return connection;
+  }
+
+  /** A stream ended: a connection for streams with none left is closed. */
+  #streamEnded(connection: Connection): void {
+    connection.streams--;
+    if (connection.streams > 0) return;
+    const at = this.#streamConnections.indexOf(connection);
+    if (at < 0) return;
+    this.#streamConnections.splice(at, 1);
+    connection.close();
+  }
+
+  /**
+   * Sends on `connection`; `release` is called when a stream's body ends (or it fails). An exec
+   * plugin's client certificate has a connection of its own, which carries everything.
+   */
+  async #send(
+    connection: Connection,
+    pathAndQuery: string,
+    exchange: Exchange,
+    release: () => void,
+  ): Promise<Response> {
     const headers = new Headers(exchange.headers);
     const exec = this.config.exec ? await this.#execCredential() : undefined;
     const token = exec ? exec.credential.token : await this.#token();
@@ -113,9 +235,10 @@ export class Transport {
         );
       }
     }
-    const epoch = this.#epoch;
+    const epoch = connection.epoch;
+    const health = connection.health;
     const deadline = new AbortController();
-    const signals = [epoch.signal, deadline.signal];
+    const signals = [epoch, deadline.signal];
     if (exchange.signal) signals.push(exchange.signal);
     const signal = AbortSignal.any(signals);
     let timeoutMs = exchange.timeoutMs;
@@ -134,23 +257,27 @@ export class Transport {
         headers,
         body: exchange.body,
         signal,
-        client: exec?.client ?? this.#client,
+        client: exec?.client ?? connection.client,
       });
     };
     const sentAt = monotonicMs();
-    const close = this.health.open();
-    this.#arm();
+    const opened = health.open();
+    const close = () => {
+      opened();
+      release();
+    };
+    connection.arm();
     let streaming = false;
     try {
       const response = await (exchange.beforeSend ? lastInTurn(send) : send());
-      this.health.answered();
+      health.answered();
       if (exchange.stream) {
         clearTimeout(timer);
         streaming = true;
-        return this.#watched(response, close);
+        return this.#watched(response, health, close);
       }
       const text = await response.text();
-      this.health.answered();
+      health.answered();
       return new Response(text || null, {
         status: response.status,
         statusText: response.statusText,
@@ -159,7 +286,7 @@ export class Transport {
     } catch (error) {
       if (!passedFence) throw error;
       if (exchange.signal?.aborted) throw exchange.signal.reason ?? error;
-      if (epoch.signal.aborted) throw epoch.signal.reason;
+      if (epoch.aborted) throw epoch.reason;
       if (deadline.signal.aborted) {
         const seconds = Number((timeoutMs / 1000).toFixed(1));
         const late = new NetworkError(
@@ -169,11 +296,11 @@ export class Transport {
         );
         // This request alone fails. Only if nothing else arrived meanwhile does it say anything
         // about the server; the watchdog decides about the connection.
-        if (this.health.silentSince(sentAt)) this.health.failed(late);
+        if (health.silentSince(sentAt)) health.failed(late);
         throw late;
       }
       const classified = networkErrorFrom(error, this.config.server);
-      if (classified instanceof NetworkError) this.health.failed(classified);
+      if (classified instanceof NetworkError) health.failed(classified);
       throw classified;
     } finally {
       clearTimeout(timer);
@@ -182,28 +309,13 @@ export class Transport {
   }
 
   /**
-   * Replaces the connection: closes the HTTP client, opens a new one for later requests, and
-   * fails every request and watch still using the old one (closing a Deno HttpClient alone leaves
-   * a stream on a dead connection waiting forever), with `failure` (by default: "replaced").
+   * Replaces the main connection: closes its HTTP client, opens a new one for later requests, and
+   * fails every request and watch still using the old one, with `failure` (by default:
+   * "replaced"); see Connection.renew. An exec plugin's client-certificate connection goes too.
    */
   reset(reason: string, failure?: NetworkError): void {
     if (this.#closed) return;
-    const old = this.#epoch;
-    this.#epoch = new AbortController();
-    this.health.newConnection();
-    log.info("replacing the connection to {server}: {reason}", {
-      server: this.config.server,
-      reason,
-    });
-    old.abort(
-      failure ??
-        new NetworkError(
-          "replaced",
-          `the connection to ${this.config.server} was replaced: ${reason}`,
-        ),
-    );
-    this.#client.close();
-    this.#client = this.#httpClient(this.config.clientCertData, this.config.clientKeyData);
+    this.#main.renew(reason, failure);
     if (this.#exec?.client) {
       this.#exec.client.close();
       const { clientCertificateData, clientKeyData } = this.#exec.credential;
@@ -220,9 +332,8 @@ export class Transport {
 
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#watchdog);
-    this.#epoch.abort(new NetworkError("replaced", "the client was closed"));
-    this.#client.close();
+    this.#main.close();
+    for (const connection of this.#streamConnections.splice(0)) connection.close();
     this.#exec?.client?.close();
   }
 
@@ -233,65 +344,32 @@ export class Transport {
     });
   }
 
-  /**
-   * Runs the watchdog while anything waits on the connection: asks `/livez` after a silence,
-   * replaces the connection when that goes unanswered too (see ConnectionHealth).
-   */
-  #arm(): void {
-    if (this.#watchdog !== undefined || this.#closed) return;
-    const verdict = this.health.verdict();
-    if (verdict.action === "wait" && verdict.checkInMs === undefined) return;
-    const delay = verdict.action === "wait" ? Math.max(verdict.checkInMs!, 50) : 0;
-    const due = monotonicMs() + delay;
-    const timer = setTimeout(() => {
-      this.#watchdog = undefined;
-      this.#look(due);
-    }, delay);
-    Deno.unrefTimer(timer);
-    this.#watchdog = timer;
-  }
-
-  #look(due: number): void {
-    if (this.#closed) return;
-    if (monotonicMs() - due > LATE_WATCHDOG_MS) {
-      // This process did not run for a while (frozen, starved): what arrived meanwhile has not
-      // been read yet. Read it before judging the connection by a silence that was our own.
-      const timer = setTimeout(() => {
-        this.#watchdog = undefined;
-        this.#look(monotonicMs());
-      }, 250);
-      Deno.unrefTimer(timer);
-      this.#watchdog = timer;
-      return;
-    }
-    const verdict = this.health.verdict();
-    if (verdict.action === "probe") {
-      this.health.probeSent();
+  /** A connection with the config's TLS and client certificate, probed through this transport. */
+  #connection(
+    health: ConnectionHealth,
+    replace?: (reason: string, failure: NetworkError) => void,
+  ): Connection {
+    return new Connection({
+      server: this.config.server,
+      open: () => this.#httpClient(this.config.clientCertData, this.config.clientKeyData),
+      health,
+      replace,
       // Any answer will do (even a 401): it is the connection that is asked, not the server.
-      this.fetch("/livez", { method: "GET", timeoutMs: this.health.probeTimeoutMs + 1_000 })
-        .catch(() => {});
-    } else if (verdict.action === "replace") {
-      const seconds = Math.round(verdict.silentMs / 1000);
-      const reason = `nothing arrived on it for ${seconds} s, not even an answer to /livez`;
-      // What was waiting on it got no answer: a timeout, as its own deadline would have said.
-      const silent = new NetworkError(
-        "timeout",
-        `no answer from ${this.config.server} within ${seconds} s: nothing at all arrived on ` +
-          `the connection, not even an answer to /livez, so it was replaced`,
-      );
-      this.health.failed(silent);
-      this.reset(reason, silent);
-    }
-    this.#arm();
+      probe: (connection) =>
+        void this.#send(connection, "/livez", {
+          method: "GET",
+          timeoutMs: health.probeTimeoutMs + 1_000,
+        }, () => {}).catch(() => {}),
+    });
   }
 
   /** The response with a body that counts every chunk as a sign of life; `close` when it ends. */
-  #watched(response: Response, close: () => void): Response {
+  #watched(response: Response, health: ConnectionHealth, close: () => void): Response {
     if (!response.body) {
       close();
       return response;
     }
-    const { health, config } = this;
+    const { config } = this;
     // Deno aborts a body through its Response: keep that alive with the reader, or a collected
     // Response leaves the stream running on after its signal aborted.
     const source = { response, reader: ownedChunkReader(response.body) };

@@ -3,7 +3,8 @@ import { TcpProxy } from "../testing/tcp_proxy.ts";
 import type { ConnectionCheckOptions } from "./connection_health.ts";
 import { NetworkError } from "./network_error.ts";
 import { NotLeaderError } from "./write_fence.ts";
-import { Transport } from "./transport.ts";
+import { SERVER_STREAMS } from "./connection.ts";
+import { STREAMS_PER_CONNECTION, Transport } from "./transport.ts";
 
 const base = { server: "https://127.0.0.1:6443", namespace: "default", source: "kubeconfig /k" };
 
@@ -30,12 +31,17 @@ Deno.test("a server without scheme, and half a client certificate, are refused b
  */
 function streamingServer(options: { slowMs?: number; health?: ConnectionCheckOptions } = {}) {
   const hang = Promise.withResolvers<void>();
+  const slow = { now: 0, most: 0 };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
     const path = new URL(request.url).pathname;
     if (path === "/hang") return hang.promise.then(() => new Response());
     if (path === "/slow") {
+      slow.most = Math.max(slow.most, ++slow.now);
       return new Promise<Response>((resolve) =>
-        setTimeout(() => resolve(new Response("slow")), options.slowMs ?? 0)
+        setTimeout(() => {
+          slow.now--;
+          resolve(new Response("slow"));
+        }, options.slowMs ?? 0)
       );
     }
     if (path === "/burst") return new Response(BURST);
@@ -67,6 +73,8 @@ function streamingServer(options: { slowMs?: number; health?: ConnectionCheckOpt
   return {
     transport,
     proxy,
+    /** Requests to /slow at the server at once, now and at most. */
+    slow,
     replaced: () => replaced,
     async [Symbol.asyncDispose]() {
       hang.resolve();
@@ -196,6 +204,66 @@ Deno.test("a connection on which nothing arrives is replaced, failing everything
   const next = await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 });
   expect(await next.text()).toBe("ok");
   expect(s.transport.health.unreachable()).toBeUndefined();
+});
+
+Deno.test("watches go on connections of their own, so many each, closed with their last", async () => {
+  await using s = streamingServer();
+  const count = STREAMS_PER_CONNECTION * 2 + 3;
+  // Started together, as a pool of informers starts its watches: each takes its place at once.
+  const aborts = Array.from({ length: count }, () => new AbortController());
+  const watches = await Promise.all(aborts.map((abort) =>
+    s.transport.fetch("/stream", {
+      method: "GET",
+      timeoutMs: 5_000,
+      stream: true,
+      signal: abort.signal,
+    })
+  ));
+  const draining = watches.map(drain);
+  // The main connection, for requests, and three for the watches.
+  expect(s.transport.connections).toBe(4);
+  expect(await (await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text())
+    .toBe("ok");
+  // The last connection's watches end: it is closed; the others keep theirs.
+  for (const abort of aborts.slice(-3)) abort.abort();
+  await Promise.all(draining.slice(-3));
+  expect(s.transport.connections).toBe(3);
+  for (const abort of aborts) abort.abort();
+  expect(await Promise.all(draining)).toEqual(Array(count).fill("AbortError"));
+  expect(s.transport.connections).toBe(1);
+  expect(s.replaced()).toBe(0);
+});
+
+Deno.test("requests past what one connection carries wait off the wire, within their deadline", async () => {
+  await using s = streamingServer({ slowMs: 200 });
+  // More at once than the connection has streams: one stream stays free for the /livez that asks
+  // after the connection, and the rest wait their turn, first come first served.
+  const answers = await Promise.all(
+    Array.from(
+      { length: SERVER_STREAMS + 50 },
+      () => s.transport.fetch("/slow", { method: "GET", timeoutMs: 30_000 }).then((r) => r.text()),
+    ),
+  );
+  expect(new Set(answers)).toEqual(new Set(["slow"]));
+  expect(s.slow.most).toBe(SERVER_STREAMS - 1);
+  // Every stream held by a request that hangs: one more fails alone within its deadline, unsent.
+  const abort = new AbortController();
+  const hanging = Array.from(
+    { length: SERVER_STREAMS - 1 },
+    () =>
+      s.transport.fetch("/hang", { method: "GET", timeoutMs: 30_000, signal: abort.signal })
+        .catch((e) => e.name),
+  );
+  const late = await s.transport.fetch("/livez", { method: "GET", timeoutMs: 300 })
+    .catch((e) => e);
+  expect(late).toBeInstanceOf(NetworkError);
+  expect(late.message).toMatch(
+    /^no answer from http:\/\/127\.0\.0\.1:\d+ within 0\.3 s: every stream of the connection was taken by requests before it$/,
+  );
+  abort.abort();
+  expect(new Set(await Promise.all(hanging))).toEqual(new Set(["AbortError"]));
+  expect(await (await s.transport.fetch("/livez", { method: "GET", timeoutMs: 5_000 })).text())
+    .toBe("ok");
 });
 
 Deno.test("a refused connection is named, with the address, and counts as unreachable", async () => {

@@ -9,6 +9,8 @@ import {
   AccessReviewer,
   type BindAddress,
   connectionChecks,
+  type EventRecorder,
+  exposeConnections,
   exposeProcessMetrics,
   exposeRequestCounts,
   HttpServer,
@@ -23,6 +25,7 @@ import {
   selfSignedCertificate,
   type ServerLimits,
 } from "./observe/mod.ts";
+import { explainRoute } from "./explain.ts";
 import {
   cause,
   ChildProblems,
@@ -30,6 +33,7 @@ import {
   controllerChecks,
   ControllerMetrics,
   controllerOf,
+  type DryRunReport,
   WriteLoopGuard,
   type WriteLoopGuardOptions,
 } from "./reconcile/mod.ts";
@@ -60,6 +64,13 @@ export interface ManagerOptions {
   operator?: OperatorIdentity;
   /** Namespaces to watch; all when absent or empty. */
   namespaces?: string[];
+  /**
+   * With `namespaces`: kinds to watch once across all namespaces, keeping what is in them,
+   * instead of once per namespace (see InformerPoolOptions.acrossNamespaces); the operator must
+   * be allowed to list and watch such a kind cluster-wide. `run` picks them
+   * (cli/watch_scope.ts). None by default.
+   */
+  acrossNamespaces?: (resource: Resource) => boolean;
   /**
    * Lease to lead on, or false to run controllers at once (one instance only!). With `shards`,
    * the ring's leases are named after it, in its namespace, with its identity and timings.
@@ -99,6 +110,24 @@ export interface ManagerOptions {
     /** The ClusterRole a refused caller is told to be bound to (`rbac` prints it). */
     readerRole?: string;
   };
+  /**
+   * The ClusterRole that grants `get /metrics`, named in a refusal of `/debug/explain` when the
+   * metrics are served in plain HTTP (with HTTPS, `secureMetrics.readerRole` says it).
+   */
+  metricsReaderRole?: string;
+  /** How many recent visits each controller keeps for `explain`; default 1000. */
+  visitHistory?: number;
+  /**
+   * Rehearse instead of act: every child write goes as a server-side dry run, no status, Event or
+   * finalizer is written, no lease taken; what would change is told to this report. `firstPass`
+   * says when every object has been looked at once.
+   */
+  dryRun?: DryRunReport;
+  /**
+   * Edits before bulk work in every controller's queue (default true): a start's, a resync's or
+   * a shard's backlog does not hold up a person's edit. False: one line, first come first served.
+   */
+  priorityQueue?: boolean;
   /** Where to serve `/healthz` and `/readyz` (plain HTTP, for the kubelet); undefined to not serve. */
   healthBind?: BindAddress;
   /** What a caller may cost each server (connections, bodies, requests); see ServerLimits. */
@@ -219,6 +248,7 @@ export class Manager {
     this.#log = options.log ?? rootLog("manager");
     this.registry = options.registry ?? new Registry();
     exposeRequestCounts(this.registry, options.client.requests);
+    exposeConnections(this.registry, options.client.transport);
     exposeProcessMetrics(this.registry);
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
@@ -241,12 +271,17 @@ export class Manager {
       }
       managers.add(manager);
     }
-    const { leaderElection, shards } = options;
+    const { leaderElection, shards, dryRun } = options;
     if (shards !== undefined && !leaderElection) {
       throw new TypeError("shards need leaderElection: its namespace, name and identity");
     }
+    if (dryRun && (leaderElection || options.webhooks)) {
+      throw new TypeError("a dry run takes no lease and serves no webhooks: leave them out");
+    }
+    dryRun?.register(this.registry);
     this.pool = new InformerPool(options.client, {
       namespaces: options.namespaces,
+      acrossNamespaces: options.acrossNamespaces,
       log: rootLog("informer"),
       silenceTimeoutMs: options.watchSilenceTimeoutMs,
       children: {
@@ -295,13 +330,16 @@ export class Manager {
     // With a ring, each reconcile's writes pass its shard's fence (its claim), and Events, about
     // no one key, pass while any shard is held.
     const fence = this.#elector?.fence ?? this.#ring?.anyFence;
-    const client = fence ? options.client.fenced(fence) : options.client;
+    // A dry run sends every write as a server-side dry run, and records no Event.
+    const base = dryRun ? options.client.dryRun() : options.client;
+    const client = fence ? base.fenced(fence) : base;
     const ringOf = this.#ring;
     this.#events = new KubeEventRecorder(client, {
       component: operator.name,
       log: rootLog("events"),
       share: ringOf && (() => ringOf.held.length / ringOf.count),
     });
+    const events: EventRecorder = dryRun ? dryRunEvents(dryRun) : this.#events;
     const metrics = new ControllerMetrics(this.registry);
     const problems = new ChildProblems();
     const guard = new WriteLoopGuard(options.writeLoopGuard);
@@ -321,13 +359,16 @@ export class Manager {
         pool: this.pool,
         strictReads: options.strictReads,
         metrics,
-        events: this.#events,
+        events,
+        dryRun,
         log: rootLog("controller"),
         problems,
         guard,
         concurrency: options.concurrency,
         runner: this.#runners.get(plugin.name),
         reconcileTimeoutMs: options.reconcileTimeoutMs,
+        visitHistory: options.visitHistory,
+        priorityQueue: options.priorityQueue,
       })
     );
   }
@@ -415,20 +456,30 @@ export class Manager {
     };
   }
 
-  /** Starts a server and says where it listens. */
+  /**
+   * Starts a server and says where it listens, and, when it cannot serve yet (an HTTPS server
+   * whose certificate is still to come), why not.
+   */
   async #listen(
     what: string,
-    server: { start(): Promise<void>; port?: number },
+    server: { start(): Promise<void>; port?: number; problem?: string },
     bind: BindAddress,
     https?: boolean,
   ): Promise<void> {
     await server.start();
-    this.#log.info("serving {what} on {address}", {
-      what,
-      address: `${bind.hostname}:${server.port}`,
-      port: server.port,
-      ...(https === undefined ? {} : { https }),
-    });
+    const { problem } = server;
+    this.#log.info(
+      problem
+        ? "listening for {what} on {address}, not serving yet: {problem}"
+        : "serving {what} on {address}",
+      {
+        what,
+        address: `${bind.hostname}:${server.port}`,
+        port: server.port,
+        ...(https === undefined ? {} : { https }),
+        ...(problem ? { problem } : {}),
+      },
+    );
   }
 
   /**
@@ -441,12 +492,13 @@ export class Manager {
     servers: HttpServer[],
   ): Promise<void> {
     const { metricsBind, healthBind, secureMetrics, serverLimits } = this.#options;
+    const common = { limits: serverLimits, registry: this.registry };
     const server = (
       name: string,
       bind: BindAddress,
       routes: Route[],
       tls?: HttpServerOptions["tls"],
-    ) => new HttpServer({ name, bind, routes, tls, limits: serverLimits, log: rootLog(name) });
+    ) => new HttpServer({ name, bind, routes, tls, ...common, log: rootLog(name) });
     const shared = metricsBind && healthBind && metricsBind.port !== 0 &&
       metricsBind.port === healthBind.port;
     if (shared && secureMetrics) {
@@ -458,11 +510,14 @@ export class Manager {
       );
     }
     if (metricsBind) {
-      const reviewer = secureMetrics
-        ? new AccessReviewer(callerClient("metrics-auth"), { log: rootLog("metrics") })
-        : undefined;
+      // Whoever may read /metrics may ask for a timeline: over HTTPS, and on loopback too.
+      const reviewer = new AccessReviewer(callerClient("metrics-auth"), {
+        log: rootLog("metrics"),
+      });
+      const readerRole = secureMetrics?.readerRole ?? this.#options.metricsReaderRole;
       const routes = [
-        metricsRoute(this.registry, reviewer, { readerRole: secureMetrics?.readerRole }),
+        metricsRoute(this.registry, secureMetrics ? reviewer : undefined, { readerRole }),
+        explainRoute(this.controllers, reviewer, { readerRole }),
         ...shared ? probes.routes() : [],
       ];
       const tls = secureMetrics && {
@@ -474,6 +529,8 @@ export class Manager {
       };
       const http = server("metrics", metricsBind, routes, tls || undefined);
       servers.push(http);
+      // Over HTTPS, not ready while its certificate is not at hand (a mount may bring it later).
+      if (tls) probes.register({ readyz: { metrics: () => http.problem } });
       await this.#listen("metrics", http, metricsBind, Boolean(secureMetrics));
       this.endpoints.metricsPort = http.port;
       if (shared) {
@@ -491,6 +548,14 @@ export class Manager {
       await this.#listen("probes", http, healthBind);
       this.endpoints.healthPort = http.port;
     }
+  }
+
+  /**
+   * Resolves once every controller has visited every object it had when it started (a dry run's
+   * one pass); the controllers must be running.
+   */
+  firstPass(): Promise<void> {
+    return Promise.all(this.controllers.map((c) => c.firstPass)).then(() => undefined);
   }
 
   /** Runs the controllers while this instance leads (at once, without leader election). */
@@ -560,6 +625,7 @@ export class Manager {
     return new WebhookServer({
       ...webhooks,
       plugins: this.#options.plugins.map((p) => this.#runners.get(p.name)?.admission ?? p),
+      registry: this.registry,
       context: {
         client,
         cache: (resource) => this.pool.cache(resource),
@@ -716,35 +782,18 @@ function abortPromise(signal: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * An AbortSignal that fires on the first SIGTERM or SIGINT: a graceful drain and lease release.
- * Repeats within `repeatWindowMs` are the same request (a terminal's Ctrl-C under `deno task`
- * reaches the operator twice: from the terminal, and forwarded by deno task); a signal after
- * that window forces an exit at once.
- */
-export function shutdownSignal(
-  log: Logger = rootLog("manager"),
-  options: { repeatWindowMs?: number } = {},
-): AbortSignal {
-  const windowMs = options.repeatWindowMs ?? 2_000;
-  const controller = new AbortController();
-  let first: number | undefined;
-  const handler = (signal: Deno.Signal) => () => {
-    if (first === undefined) {
-      first = performance.now();
-      log.info("received {signal}; shutting down (again after {seconds} s to exit at once)", {
-        signal,
-        seconds: windowMs / 1000,
+/** In a dry run, Events are told to the report instead of written. */
+function dryRunEvents(report: DryRunReport): EventRecorder {
+  return {
+    record(object, event) {
+      const meta = object.metadata ?? {};
+      const kind = object.kind ?? "object";
+      report.would(`${kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name}`, kind, {
+        verb: "event",
+        what: `${event.type ?? "Normal"} ${event.reason}`,
+        detail: event.message,
+        controller: "",
       });
-      controller.abort();
-    } else if (performance.now() - first < windowMs) {
-      log.debug("{signal} again: already shutting down", { signal });
-    } else {
-      log.warn("{signal} again: exiting now, without finishing", { signal });
-      Deno.exit(1);
-    }
+    },
   };
-  Deno.addSignalListener("SIGTERM", handler("SIGTERM"));
-  Deno.addSignalListener("SIGINT", handler("SIGINT"));
-  return controller.signal;
 }

@@ -12,6 +12,8 @@ export * from "./leader/mod.ts";
 export * from "./plugin/mod.ts";
 export * from "./reconcile/mod.ts";
 export * from "./webhooks/mod.ts";
+export * from "./explain.ts";
 export * from "./manager.ts";
+export * from "./shutdown_signal.ts";
 export * from "./rbac.ts";
 export * from "./isolation/mod.ts";

@@ -10,7 +10,10 @@ export const KUBERNETES_VERSION = "v1.36.3";
 export const ETCD_VERSION = "v3.6.8";
 export const KWOK_VERSION = "v0.8.0";
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
+export const PROMETHEUS_VERSION = "v0.316.0";
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
+/** The OpenTelemetry Collector release (contrib and core `v0.x` modules; core `v1.x` ones pair with it). */
+export const OTEL_COLLECTOR_VERSION = "v0.161.0";
 /** What the seed's Go operator pins, and so the bench's controller-runtime peer. */
 export const CONTROLLER_RUNTIME_PEER_VERSION = "v0.15.1";
 
@@ -29,7 +32,9 @@ export type ControlPlaneBinary = typeof CONTROL_PLANE_BINARIES[number];
 export type BinaryName =
   | ControlPlaneBinary
   | "promlint"
+  | "promtool"
   | "olm-validate"
+  | "otelcol"
   | "controller-runtime-peer";
 
 /** Paths of every binary the control plane may start. */
@@ -42,6 +47,8 @@ export interface Toolchain {
   /** Binary name → Go package that builds it. */
   packages: Partial<Record<BinaryName, string>>;
   ldflags: string;
+  /** Go build tags, comma-separated (they key the cache too). */
+  tags?: string;
   /** The module's own Go files besides go.mod and go.sum (a `main.go`); a test keeps it true. */
   sources?: string[];
 }
@@ -96,10 +103,29 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     sources: ["main.go"],
   },
   {
+    // Not part of the control plane: promtool, to check and unit-test deploy/monitoring's rules
+    // and evaluate its dashboard's queries. Without service discovery (`remove_all_sd`): the
+    // commands used need none, and the cloud SDKs would double the build.
+    module: "promtool",
+    version: PROMETHEUS_VERSION,
+    packages: { promtool: "github.com/prometheus/prometheus/cmd/promtool" },
+    ldflags: `-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_VERSION.slice(1)}`,
+    tags: "remove_all_sd",
+  },
+  {
     // Not part of the control plane: operator-framework's bundle validators, for our OLM bundle.
     module: "olm_validate",
     version: OPERATOR_FRAMEWORK_API_VERSION,
     packages: { "olm-validate": "." },
+    ldflags: "-s -w",
+    sources: ["main.go"],
+  },
+  {
+    // Not part of the control plane: an OpenTelemetry Collector that writes what it receives to a
+    // file, for tests of the operator's traces (`testing/otel_collector.ts`).
+    module: "otelcol",
+    version: OTEL_COLLECTOR_VERSION,
+    packages: { otelcol: "." },
     ldflags: "-s -w",
     sources: ["main.go"],
   },
@@ -147,6 +173,7 @@ async function cacheFolder(toolchain: Toolchain): Promise<string> {
   const inputs = [
     ...(await moduleFiles(toolchain)).map(([, text]) => text),
     toolchain.ldflags,
+    ...toolchain.tags ? [`tags ${toolchain.tags}`] : [],
   ].join("\0");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(inputs));
   const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -292,6 +319,7 @@ async function build(
         "-trimpath",
         "-ldflags",
         toolchain.ldflags,
+        ...toolchain.tags ? ["-tags", toolchain.tags] : [],
         "-o",
         `${staging}/`,
         ...Object.values(toolchain.packages),

@@ -5,7 +5,9 @@ import {
   KUBERNETES_VERSION,
   KWOK_VERSION,
   OPERATOR_FRAMEWORK_API_VERSION,
+  OTEL_COLLECTOR_VERSION,
   PROMETHEUS_CLIENT_VERSION,
+  PROMETHEUS_VERSION,
   TOOLCHAINS,
   withBuildLock,
 } from "./binaries.ts";
@@ -20,9 +22,21 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
   expect(goMod("promlint")).toMatch(
     new RegExp(`github\\.com/prometheus/client_golang ${PROMETHEUS_CLIENT_VERSION}\\b`),
   );
+  expect(goMod("promtool")).toMatch(
+    new RegExp(`github\\.com/prometheus/prometheus ${PROMETHEUS_VERSION}\\b`),
+  );
   expect(goMod("olm_validate")).toMatch(
     new RegExp(`github\\.com/operator-framework/api ${OPERATOR_FRAMEWORK_API_VERSION}\\b`),
   );
+  // Every collector module at one release: contrib and core's v0.x modules carry its number, core's
+  // v1.x modules the one stable number of that release; mixing releases breaks the build.
+  const collector = [...goMod("otelcol").matchAll(/^\s+\S*opentelemetry\S*collector\S* (v\S+)/gm)]
+    .map(([, version]) => version);
+  expect(collector.filter((v) => v.startsWith("v0.")).length).toBeGreaterThanOrEqual(10);
+  expect(new Set(collector.filter((v) => v.startsWith("v0.")))).toEqual(
+    new Set([OTEL_COLLECTOR_VERSION]),
+  );
+  expect(new Set(collector.filter((v) => v.startsWith("v1."))).size).toBe(1);
   expect(goMod("controller_runtime_peer")).toMatch(
     new RegExp(`sigs\\.k8s\\.io/controller-runtime ${CONTROLLER_RUNTIME_PEER_VERSION}\\b`),
   );

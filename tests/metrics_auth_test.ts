@@ -11,22 +11,15 @@ import { expect } from "expect";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
-import type { Resource } from "../kube/resource.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
 import type { AuditEvent } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { deploymentArgs, installAllButDeployment, kustomize } from "./fixtures/manifests.ts";
+import { MONITORING_CRDS, PROMETHEUS_RULE, SERVICE_MONITOR } from "./fixtures/monitoring.ts";
 import { OperatorRun } from "./fixtures/operator_command.ts";
 
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
-const SERVICE_MONITOR: Resource = {
-  group: "monitoring.coreos.com",
-  version: "v1",
-  kind: "ServiceMonitor",
-  plural: "servicemonitors",
-  namespaced: true,
-};
 
 interface Container {
   args: string[];
@@ -35,10 +28,7 @@ interface Container {
 
 await integrationTest("/metrics: HTTPS, for those the API server allows", {
   audit: true,
-  crds: [
-    PTEMPLATE_CRD,
-    new URL("../testing/assets/monitoring.coreos.com_servicemonitors.yaml", import.meta.url),
-  ],
+  crds: [PTEMPLATE_CRD, ...MONITORING_CRDS],
 }, async (plane, step) => {
   const admin = plane.client();
   let manifests: Unstructured[] = [];
@@ -89,7 +79,7 @@ await integrationTest("/metrics: HTTPS, for those the API server allows", {
       expect(find("ClusterRole", "ptemplate-operator-metrics-reader").rules).toEqual([
         { nonResourceURLs: ["/metrics"], verbs: ["get"] },
       ]);
-      await installAllButDeployment(admin, manifests, [SERVICE_MONITOR]);
+      await installAllButDeployment(admin, manifests, [SERVICE_MONITOR, PROMETHEUS_RULE]);
       const applied = await admin.get(SERVICE_MONITOR, "ptemplate-operator", {
         namespace: "ptemplate-operator-system",
       });

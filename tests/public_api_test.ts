@@ -19,6 +19,7 @@ Deno.test("mod.ts: a curated list of names, only re-exported", async () => {
     "ConversionError",
     "DAEMON_SET",
     "DEPLOYMENT",
+    "DryRunReport",
     "EVENT",
     "KubeClient",
     "LEASE",

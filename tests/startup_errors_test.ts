@@ -9,10 +9,11 @@ import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { parse, stringify } from "yaml";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
 import { NAMESPACE } from "../kube/kinds.ts";
-import { createControlPlanePki } from "../testing/control_plane_pki.ts";
+import { createControlPlanePki, createServingPki } from "../testing/control_plane_pki.ts";
 import { type ControlPlane, grantClusterAdmin } from "../testing/control_plane.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { spawnOperator } from "./fixtures/operator_command.ts";
+import { OperatorRun, spawnOperator } from "./fixtures/operator_command.ts";
+import { eventually } from "../testing/eventually.ts";
 import { makeFifo } from "./fixtures/fifo.ts";
 
 /** How long any one of them may take: the slowest waits out a 10 s deadline. */
@@ -37,6 +38,11 @@ interface Case {
   env?: Record<string, string>;
   /** Makes the files the case needs, just before it runs. */
   setup?: () => Promise<unknown>;
+  /**
+   * A tighter bound than BOUND_MS, where the issue that brought the case asks for one (issue 44:
+   * "exits non-zero within 10 s"); what it measures includes Deno's own start.
+   */
+  withinMs?: number;
 }
 
 const base64 = (text: string) => btoa(text);
@@ -119,6 +125,13 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
   const busyPort = (busy.addr as Deno.NetAddr).port;
 
   const otherPki = await createControlPlanePki();
+  // A serving certificate beside the key of another: what a Secret assembled by hand can hold.
+  const servingPki = await createServingPki();
+  const [served, other] = [await servingPki.issue(), await servingPki.issue()];
+  const mismatched = `${dir}/mismatched-certs`;
+  await Deno.mkdir(mismatched);
+  await Deno.writeTextFile(`${mismatched}/tls.crt`, served.cert);
+  await Deno.writeTextFile(`${mismatched}/tls.key`, other.key);
   await admin.create(NAMESPACE, { metadata: { name: "empty-handed" } });
   const nobody = await plane.serviceAccountIdentity("empty-handed", "nobody");
   const expired = await expiredToken(plane);
@@ -561,6 +574,91 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       code: 1,
       says: new RegExp(`--health-probe-bind-address 127\\.0\\.0\\.1:${busyPort} is already in use`),
     },
+    // What an admin configures wrongly is refused at start, with the fix (issue 44).
+    {
+      why: "a Lease name the API server refuses",
+      args: ["--leader-elect", "--leader-election-id", "Bad_Name!"],
+      code: 2,
+      says:
+        /--leader-election-id "Bad_Name!" is not a Lease name, which the API server would refuse: a lowercase RFC 1123 subdomain must .*; for example --leader-election-id=bad-name /,
+      withinMs: 10_000,
+    },
+    {
+      why: "a webhook certificate directory that does not exist",
+      args: ["--webhook-cert-dir", "/nonexistent"],
+      code: 2,
+      says:
+        /--webhook-cert-dir \/nonexistent: directory not found; mount the certificate's Secret \(tls\.crt, tls\.key\) there/,
+      withinMs: 10_000,
+    },
+    {
+      why: "a webhook certificate beside another certificate's key",
+      args: [`--webhook-cert-dir=${mismatched}`, "--webhook-bind-address=127.0.0.1:0"],
+      code: 1,
+      says:
+        /--webhook-cert-dir .*mismatched-certs: tls\.key is not the private key of the certificate in tls\.crt \(.*KeyMismatch\); put a certificate and its own key there/,
+      withinMs: 10_000,
+    },
+    {
+      why: "a metrics certificate beside another certificate's key",
+      args: [
+        "--metrics-secure",
+        `--metrics-cert-dir=${mismatched}`,
+        "--metrics-bind-address=127.0.0.1:0",
+      ],
+      code: 1,
+      says: /--metrics-cert-dir .*mismatched-certs: tls\.key is not the private key/,
+    },
+    {
+      why: "a leader-election namespace that cannot be one",
+      args: ["--leader-elect", "--leader-election-namespace=Ops_Team"],
+      code: 2,
+      says:
+        /--leader-election-namespace "Ops_Team" is not a namespace name.*; for example --leader-election-namespace=ops-team /,
+    },
+    {
+      why: "WATCH_NAMESPACE with a name that cannot be a namespace",
+      env: { WATCH_NAMESPACE: "team-a,Team_B" },
+      code: 2,
+      says: /WATCH_NAMESPACE "Team_B" is not a namespace name.*; for example "team-b" /,
+    },
+    {
+      why: "POD_NAME that cannot be a pod's",
+      env: { POD_NAME: "my pod" },
+      code: 2,
+      says: /POD_NAME "my pod" is not a pod name/,
+    },
+    {
+      why: "a reconcile timeout no timer can wait",
+      args: ["--reconcile-timeout=3000000"],
+      code: 2,
+      says: /--reconcile-timeout must be above 0 and at most 2147483 seconds, not 3000000/,
+    },
+    {
+      why: "an empty namespace, which would have meant all of them",
+      args: ["--namespace="],
+      code: 2,
+      says: /--namespace is empty: give a value \(NS\), or leave it out/,
+    },
+    {
+      why: "a Lease namespace without leader election",
+      args: ["--leader-election-namespace=default"],
+      code: 2,
+      says:
+        /--leader-election-namespace names the Lease of leader election, which is off on a workstation: add --leader-elect/,
+    },
+    {
+      why: "a Service for self-managed certificates when they are read from a directory",
+      args: ["--webhook-service=hooks"],
+      code: 2,
+      says: /--webhook-service names the Service for self-managed certificates/,
+    },
+    {
+      why: "webhooks and probes on one port",
+      args: ["--webhook-bind-address=:8081", "--health-probe-bind-address=:8081"],
+      code: 2,
+      says: /--health-probe-bind-address and --webhook-bind-address are the same port \(8081\)/,
+    },
     // The command line.
     {
       why: "a misspelt flag",
@@ -572,7 +670,7 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       why: "no workers",
       args: ["--concurrency=0"],
       code: 2,
-      says: /--concurrency must be from 1 to 100/,
+      says: /--concurrency must be from 1 to 100 workers per plugin, not 0/,
     },
     {
       why: "too many workers",
@@ -674,11 +772,60 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
           last: expect.stringMatching(/^error: /),
         });
         expect(last).toMatch(c.says);
-        expect(result.ms).toBeLessThan(BOUND_MS);
+        expect(result.ms).toBeLessThan(c.withinMs ?? BOUND_MS);
         expect(result.out).not.toMatch(/^\s+at |Uncaught|stack backtrace/im);
         for (const secret of c.secrets ?? []) expect(result.out).not.toContain(secret);
       });
     }
+    await step("a certificate still to be mounted: not ready, naming it, then served", async () => {
+      const certDir = `${dir}/mounted-later`;
+      await Deno.mkdir(certDir);
+      const operator = OperatorRun.start([
+        "run",
+        `--kubeconfig=${plane.adminKubeconfigPath}`,
+        "--metrics-bind-address=0",
+        "--health-probe-bind-address=127.0.0.1:0",
+        "--webhook-bind-address=127.0.0.1:0",
+        `--webhook-cert-dir=${certDir}`,
+      ]);
+      try {
+        const readyz = `http://127.0.0.1:${await operator.port("probes")}/readyz?verbose`;
+        const waiting = await eventually(async () => {
+          const response = await fetch(readyz);
+          const text = await response.text();
+          expect(text).toContain("[-]webhooks failed");
+          return { status: response.status, text };
+        });
+        expect(waiting.status).toBe(500);
+        expect(waiting.text).toContain(
+          `no serving certificate yet: ${certDir} has no tls.crt and no tls.key yet`,
+        );
+        // Said once, not at every look.
+        expect(operator.lines.filter((l) => l.msg.includes("wait for their certificate")))
+          .toHaveLength(1);
+        // As the kubelet fills a Secret's volume.
+        await Deno.writeTextFile(`${certDir}/tls.crt`, served.cert);
+        await Deno.writeTextFile(`${certDir}/tls.key`, served.key);
+        await eventually(async () => {
+          expect(await (await fetch(readyz)).text()).toContain("[+]webhooks ok");
+        });
+        const client = Deno.createHttpClient({ caCerts: [servingPki.ca.cert] });
+        try {
+          const answer = await fetch(
+            `https://127.0.0.1:${await operator.port("webhooks")}/convert`,
+            { client },
+          );
+          expect(answer.status).toBe(405);
+          await answer.body?.cancel();
+        } finally {
+          client.close();
+        }
+      } finally {
+        expect((await operator.stop()).code).toBe(0);
+      }
+      expect(operator.lines.filter((l) => l.level === "error")).toEqual([]);
+    });
+
     await step("at run time, a failing credential plugin never shows a token either", async () => {
       const operatorIdentity = await plane.serviceAccountIdentity("empty-handed", "runner");
       await grantClusterAdmin(admin, operatorIdentity.username);

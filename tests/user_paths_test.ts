@@ -42,6 +42,7 @@ const TASKS = [
   "bench:latency",
   "bench:isolation",
   "bench:http-memory",
+  "bench:namespaces",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -231,6 +232,7 @@ await binariesTest(
           "rbac",
           "install",
           "check",
+          "explain",
           "uninstall",
           "bundle",
           "scorecard",
@@ -435,6 +437,28 @@ await binariesTest(
           expect({ url, status: response.status }).toEqual({ url, status: 200 });
           await response.body?.cancel();
         }
+        // The explain line, run as printed: the sample's reconciles, each with why it ran.
+        const [explainLine] = text.match(/deno task start explain \S+ \S+ .*/)!;
+        const explained = ok(await runDocumented(explainLine, here));
+        expect(explained.stdout).toMatch(/^Ptemplate default\/consumer-pod: \d+ recent visit/);
+        for (const controller of ["kmm-module", "consumer-daemonset", "status-aggregator"]) {
+          expect(explained.stdout).toMatch(new RegExp(`  ${controller} +reconciled in \\d+ ms`));
+        }
+        expect(explained.stdout).toContain("why    created Ptemplate default/consumer-pod");
+        expect(explained.stdout).toMatch(
+          /wrote {2}POST \/apis\/apps\/v1\/namespaces\/default\/daemonsets → 201/,
+        );
+        // Refused without authorisation: no token, and a token for someone not granted it.
+        const endpoint = explainLine.match(/--endpoint (\S+)/)![1];
+        const bare = await fetch(
+          `${endpoint}/debug/explain?kind=Ptemplate&group=pt.example.com` +
+            "&namespace=default&name=consumer-pod",
+        );
+        expect(bare.status).toBe(401);
+        await bare.body?.cancel();
+        const cert = await runDocumented(explainLine.replace(/ --service-account \S+/, ""), here);
+        expect(cert.code).toBe(2);
+        expect(cert.stderr).toContain("give --service-account");
         const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));
         expect((await interrupt(dev)).code).toBe(0);
         expect(dev.output()).toContain("stopping the control plane");
@@ -447,6 +471,25 @@ await binariesTest(
         );
         expect(result.stdout).toMatch(/^200 ms \| \d+ \| 0 \| .* \| 0 \| 0$/m);
       });
+
+      await t.step(
+        "bench:namespaces, small: per namespace, all, across; none replaced",
+        async () => {
+          const result = ok(
+            await runDocumented(
+              "deno task bench:namespaces --namespaces 12 --seconds 2 --out namespaces.json",
+              here,
+            ),
+          );
+          expect(result.stdout).toMatch(/^\| 12 listed, Roles only: .* \| 73 \| .* \| 0 \|$/m);
+          expect(result.stdout).toMatch(/^\| 12 listed, ClusterRole: .* \| 7 \| .* \| 0 \|$/m);
+          const json = JSON.parse(await Deno.readTextFile(`${clone}/namespaces.json`));
+          expect(json).toMatchObject({
+            namespaces: 12,
+            listedAcross: { watchedAcross: expect.any(String) },
+          });
+        },
+      );
 
       await t.step("bench:scale, small: the table and its JSON", async () => {
         const result = ok(

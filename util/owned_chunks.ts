@@ -3,11 +3,18 @@
  * or a response body give every chunk a new 64 KiB buffer, and a chunk of a few bytes keeps all of
  * it alive until V8 collects the chunk: a busy watch or plugin pipe held megabytes of native
  * memory that way (the operator's malloc heap grew by 10 MiB at 10,000 Ptemplates). Here each
- * stream reads into one buffer of its own and hands on a copy of what came.
+ * stream reads into one buffer of its own and hands on a copy of what came. The buffer is as large
+ * as the stream is busy: a read that fills it doubles it for the next, up to Deno's 64 KiB, and a
+ * read that fills a quarter of it or less halves it, down to 4 KiB. A stream that waits (a watch,
+ * most of its life) holds the least while it waits: a namespaced install's 1,800 watches held
+ * 112 MiB in their buffers at 64 KiB each.
  */
 
-/** How much one read may bring: Deno's own chunk size. */
-const READ_BYTES = 64 * 1024;
+/** The most one read may bring: Deno's own chunk size. */
+export const MAX_READ_BYTES = 64 * 1024;
+
+/** The least: what a quiet stream's pending read holds (a bookmark or a small object fits). */
+export const MIN_READ_BYTES = 4 * 1024;
 
 /** The two calls of a stream reader that the callers use. */
 export interface ChunkReader {
@@ -29,14 +36,20 @@ export function ownedChunkReader(stream: ReadableStream<Uint8Array>): ChunkReade
     if (!(error instanceof TypeError)) throw error;
     return stream.getReader();
   }
-  let buffer = new Uint8Array(READ_BYTES);
+  let buffer = new Uint8Array(MIN_READ_BYTES);
   return {
     async read() {
       const { done, value } = await reader.read(buffer);
       if (done) return { done: true, value: undefined };
-      // The read moved the buffer into `value`: take it back for the next read.
-      buffer = new Uint8Array(value.buffer);
-      return { done: false, value: value.slice() };
+      const size = value.buffer.byteLength;
+      const chunk = value.slice();
+      // The read moved the buffer into `value`: take it back for the next read, or a new size.
+      buffer = value.byteLength === size && size < MAX_READ_BYTES
+        ? new Uint8Array(size * 2)
+        : value.byteLength <= size / 4 && size > MIN_READ_BYTES
+        ? new Uint8Array(size / 2)
+        : new Uint8Array(value.buffer);
+      return { done: false, value: chunk };
     },
     cancel: (reason) => reader.cancel(reason),
   };

@@ -1,21 +1,33 @@
 import { expect } from "expect";
-import { ownedChunkReader, ownedChunks } from "./owned_chunks.ts";
+import { MAX_READ_BYTES, MIN_READ_BYTES, ownedChunkReader, ownedChunks } from "./owned_chunks.ts";
 
-/** A byte stream made the way Deno makes a pipe's: 64 KiB per chunk, filled with `pieces`. */
-function denoLikeStream(pieces: string[], onCancel?: () => void): ReadableStream<Uint8Array> {
-  const encoded = pieces.map((piece) => new TextEncoder().encode(piece));
+/**
+ * A byte stream made the way Deno makes a pipe's: 64 KiB per chunk, filled with `pieces` (as
+ * much of the next as the reader's buffer takes); `asked` records the size of each read.
+ */
+function denoLikeStream(
+  pieces: (string | Uint8Array)[],
+  onCancel?: () => void,
+  asked: number[] = [],
+): ReadableStream<Uint8Array> {
+  const encoded = pieces.map((piece) =>
+    typeof piece === "string" ? new TextEncoder().encode(piece) : piece
+  );
   return new ReadableStream({
     type: "bytes",
     autoAllocateChunkSize: 64 * 1024,
     pull(controller) {
+      const view = controller.byobRequest!.view as Uint8Array;
+      asked.push(view.byteLength);
       const next = encoded.shift();
       if (!next) {
         controller.close();
         return controller.byobRequest?.respond(0);
       }
-      const view = controller.byobRequest!.view as Uint8Array;
-      view.set(next);
-      controller.byobRequest!.respond(next.length);
+      const part = next.subarray(0, view.byteLength);
+      if (part.length < next.length) encoded.unshift(next.subarray(part.length));
+      view.set(part);
+      controller.byobRequest!.respond(part.length);
     },
     cancel: onCancel,
   });
@@ -73,4 +85,22 @@ Deno.test("cancel settles a read that waits, and leaving the loop cancels the st
   let cancelled = false;
   for await (const _ of ownedChunks(denoLikeStream(["a", "b"], () => cancelled = true))) break;
   expect(cancelled).toBe(true);
+});
+
+Deno.test("a read buffer as large as the stream is busy: grown by a burst, shrunk when quiet", async () => {
+  const asked: number[] = [];
+  const burst = new Uint8Array(300 * 1024).fill(7);
+  const reader = ownedChunkReader(
+    denoLikeStream(["bookmark", burst, ...Array(8).fill("x")], undefined, asked),
+  );
+  let bytes = 0;
+  for (let result = await reader.read(); !result.done; result = await reader.read()) {
+    bytes += result.value.byteLength;
+    expect(result.value.buffer.byteLength).toBe(result.value.byteLength);
+  }
+  expect(bytes).toBe(8 + burst.length + 8);
+  // Quiet at first; doubling to 64 KiB through the burst; halving back once it is over.
+  expect(asked[0]).toBe(MIN_READ_BYTES);
+  expect(Math.max(...asked)).toBe(MAX_READ_BYTES);
+  expect(asked.at(-1)).toBe(MIN_READ_BYTES);
 });

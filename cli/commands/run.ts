@@ -1,64 +1,63 @@
 /** `run` (the default command): the operator, from its flags, until SIGTERM. */
-import { type KubeClient, MAX_SHARDS, preflight } from "../../kube/mod.ts";
+import { type KubeClient, preflight } from "../../kube/mod.ts";
 import {
   type BindAddress,
   certificateFromDir,
   DEFAULT_CERT_DIR,
+  DryRunReport,
   isLoopback,
   log,
   type Logger,
   Manager,
   type ManagerOptions,
-  MAX_CONCURRENCY,
   type OperatorIdentity,
   parseBindAddress,
   setupLogging,
   shutdownSignal,
 } from "../../runtime/mod.ts";
+import { certificateDirAtStart } from "../certificate_dirs.ts";
 import { defineCommand } from "../command.ts";
 import { connect } from "../connect.ts";
-import { METRICS_ADDRESS, RUN } from "../flag_table.ts";
+import { rehearse } from "../dry_run.ts";
+import { type EnvValuesOf, readEnvironment } from "../environment.ts";
+import { METRICS_ADDRESS, RUN, RUN_ENVIRONMENT } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
 import { isolatedRunners } from "../plugin_isolation.ts";
 import { metricsRoles } from "../metrics_roles.ts";
+import { checkRunFlags } from "../run_checks.ts";
+import { acrossNamespaces } from "../watch_scope.ts";
 import { webhookNames } from "../webhook_manifests.ts";
 
 type RunValues = FlagValuesOf<typeof RUN>;
 
-/** Checks the flags, connects, says where it runs, and runs the manager until a signal. */
+/**
+ * Checks the flags (each by its rule as it is parsed, then together) and the environment,
+ * connects, says where it runs, and runs the manager until a signal.
+ */
 export const runCommand = defineCommand({
   summary: "run the operator (the default command)",
   flags: RUN,
-  async run(values, { catalog, operator }) {
+  async run(values, { catalog, operator, given }) {
     setupLogging({ level: values["log-level"], format: values["log-format"] });
     const logger = log("main");
+    const env = readEnvironment(RUN_ENVIRONMENT);
     const healthBind = bindAddress(values, "health-probe-bind-address");
-    const namespaces = watchedNamespaces(values);
-    if (values.concurrency < 1 || values.concurrency > MAX_CONCURRENCY) {
-      throw new UsageError(
-        `--concurrency must be from 1 to ${MAX_CONCURRENCY} workers per plugin, not ${values.concurrency}`,
-      );
-    }
-    for (const flag of ["reconcile-timeout", "plugin-heap-limit"] as const) {
-      if (!(values[flag] > 0)) {
-        throw new UsageError(`--${flag} must be positive, not ${values[flag]}`);
-      }
-    }
+    const namespaces = watchedNamespaces(values, env);
     const shards = values.shards;
-    if (shards !== undefined && (shards < 1 || shards > MAX_SHARDS)) {
-      throw new UsageError(`--shards must be from 1 to ${MAX_SHARDS}, not ${shards}`);
-    }
-    if (shards !== undefined && values["leader-elect"] === false) {
-      throw new UsageError(
-        "--shards takes the work in shards held on Leases: it cannot go with --leader-elect=false",
-      );
-    }
     const entries = await catalog(values);
-    const client = await connect(values, operator);
+    const client = await connect(values, operator, {
+      purpose: values["dry-run"] ? "dry run" : undefined,
+    });
     const config = client.transport.config;
     const inCluster = config.source.startsWith("in-cluster");
+    let webhooks: ManagerOptions["webhooks"];
+    let metrics: Pick<ManagerOptions, "metricsBind" | "secureMetrics">;
     try {
+      checkRunFlags(values, given, { inCluster });
+      // What is on this machine comes first: a certificate that will not load is refused here.
+      metrics = await metricsServing(values, inCluster, logger, operator);
+      webhooks = await webhooksFor(values, entries, logger, client, operator);
       // Before anything starts: reachable, and accepting our credentials? If not, one line says why.
       const serverVersion = await preflight(client);
       logger.info(
@@ -77,21 +76,29 @@ export const runCommand = defineCommand({
       throw error;
     }
     const leaderElect = values["leader-elect"] ?? (inCluster || shards !== undefined);
-    const { metricsBind, secureMetrics } = metricsServing(values, inCluster, logger, operator);
+    const { metricsBind, secureMetrics } = metrics;
+    const plugins = entries.map((e) => e.plugin);
     logger.info("plugins: {plugins}; watching {scope}; {work}", {
       plugins: entries.map((e) => e.plugin.name).join(", "),
-      scope: namespaces.length ? `namespaces ${namespaces.join(", ")}` : "all namespaces",
+      scope: namespaces.length > 10
+        ? `${namespaces.length} namespaces (${namespaces.slice(0, 3).join(", ")}, …)`
+        : namespaces.length
+        ? `namespaces ${namespaces.join(", ")}`
+        : "all namespaces",
       work: shards !== undefined
         ? `the work split among the replicas in ${shards} shard(s)`
         : `leader election ${leaderElect ? "on" : "off"}`,
     });
     const signal = shutdownSignal(logger);
+    const dryRun = values["dry-run"] ? new DryRunReport(log("dry-run")) : undefined;
     const manager = new Manager({
       operator,
       client,
-      plugins: entries.map((e) => e.plugin),
+      plugins,
       namespaces,
-      leaderElection: leaderElect && {
+      acrossNamespaces: await acrossNamespaces(client, plugins, namespaces, logger),
+      dryRun,
+      leaderElection: !dryRun && leaderElect && {
         namespace: values["leader-election-namespace"] ?? config.namespace,
         name: values["leader-election-id"],
       },
@@ -99,7 +106,10 @@ export const runCommand = defineCommand({
       metricsBind,
       secureMetrics,
       healthBind,
-      webhooks: await webhooksFor(values, entries, logger, client, operator),
+      webhooks: dryRun ? undefined : webhooks,
+      metricsReaderRole: metricsRoles(operator).reader,
+      visitHistory: values["visit-history"],
+      priorityQueue: values["priority-queue"],
       concurrency: values.concurrency,
       reconcileTimeoutMs: values["reconcile-timeout"] * 1000,
       runnerFor: isolatedRunners(entries, {
@@ -110,7 +120,12 @@ export const runCommand = defineCommand({
       }),
     });
     try {
-      await manager.run(signal);
+      if (dryRun) {
+        await rehearse(manager, dryRun, {
+          output: values["dry-run-output"] as "text" | "json",
+          signal,
+        });
+      } else await manager.run(signal);
     } finally {
       client.close();
     }
@@ -131,16 +146,15 @@ function bindAddress(
   }
 }
 
-/** `--namespace`, else the OperatorGroup's target namespaces in WATCH_NAMESPACE ("" means all). */
-function watchedNamespaces(values: RunValues): string[] {
-  const watched = values.namespace ??
-    (Deno.env.get("WATCH_NAMESPACE") ?? "").split(",").map((n) => n.trim()).filter(Boolean);
-  for (const namespace of watched) {
-    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) {
-      throw new UsageError(`--namespace "${namespace}" is not a namespace name (a DNS label)`);
-    }
-  }
-  return watched;
+/**
+ * `--namespace`, else the OperatorGroup's target namespaces in WATCH_NAMESPACE ("" means all);
+ * each checked by its rule already, a namespace named twice is watched once.
+ */
+function watchedNamespaces(
+  values: RunValues,
+  env: EnvValuesOf<typeof RUN_ENVIRONMENT>,
+): string[] {
+  return [...new Set(values.namespace ?? env.WATCH_NAMESPACE ?? [])];
 }
 
 /**
@@ -149,18 +163,17 @@ function watchedNamespaces(values: RunValues): string[] {
  * `--metrics-cert-dir` gives one); on a workstation plain HTTP on loopback unless
  * `--metrics-secure` asks otherwise.
  */
-function metricsServing(
+async function metricsServing(
   values: RunValues,
   inCluster: boolean,
   logger: Logger,
   operator: OperatorIdentity,
-): Pick<ManagerOptions, "metricsBind" | "secureMetrics"> {
+): Promise<Pick<ManagerOptions, "metricsBind" | "secureMetrics">> {
   const secure = values["metrics-secure"] ?? inCluster;
   const certDir = values["metrics-cert-dir"];
-  if (certDir !== undefined && !secure) {
-    throw new UsageError(
-      "--metrics-cert-dir is for HTTPS; it cannot go with --metrics-secure=false",
-    );
+  if (certDir !== undefined) {
+    const atStart = await certificateDirAtStart(certDir, "--metrics-cert-dir");
+    if (atStart.state === "pending") waitingFor("metrics", atStart.reason, logger);
   }
   const metricsBind = bindAddress(
     values,
@@ -228,11 +241,27 @@ async function webhooksFor(
       }),
     };
   }
-  const dir = values["webhook-cert-dir"] ?? DEFAULT_CERT_DIR;
-  const certificate = certificateFromDir(dir);
-  if (!values["webhook-cert-dir"] && !await certificate()) {
-    logger.info("webhooks off: no certificate in {dir} (give --webhook-cert-dir)", { dir });
-    return undefined;
+  const given = values["webhook-cert-dir"];
+  const dir = given ?? DEFAULT_CERT_DIR;
+  const atStart = await certificateDirAtStart(
+    dir,
+    given ? "--webhook-cert-dir" : "--webhook-cert-dir (not given: its default)",
+  );
+  if (atStart.state === "pending") {
+    if (!given) {
+      logger.info("webhooks off: no certificate in {dir} (give --webhook-cert-dir)", { dir });
+      return undefined;
+    }
+    waitingFor("webhooks", atStart.reason, logger);
   }
-  return { bind, certificate, conversions, crds };
+  return { bind, certificate: certificateFromDir(dir), conversions, crds };
+}
+
+/** Says once that a server waits for its certificate, which a mount may still bring. */
+function waitingFor(what: string, reason: string, logger: Logger): void {
+  logger.warn(
+    "{server} wait for their certificate: {reason}; /readyz fails until tls.crt and tls.key " +
+      "are there (a Secret mounted, as cert-manager's is) and then they are served",
+    { server: what, reason },
+  );
 }

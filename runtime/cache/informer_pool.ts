@@ -17,6 +17,14 @@ import type { CacheListOptions, CacheReader } from "./store.ts";
 export interface InformerPoolOptions {
   /** Watch only these namespaces (namespaced kinds); all when absent or empty. */
   namespaces?: string[];
+  /**
+   * Namespaced kinds to watch once across all namespaces, keeping only what is in `namespaces`,
+   * rather than once in each: one list and watch instead of one per namespace (each watch costs
+   * some 50 KiB, most of it Deno's own stream: bench/README.md), for reads of every namespace's
+   * objects of the kind (the operator must be allowed to list and watch it cluster-wide). None
+   * by default.
+   */
+  acrossNamespaces?: (resource: Resource) => boolean;
   log: Logger;
   /** Passed to every informer; see InformerOptions. */
   silenceTimeoutMs?: number;
@@ -160,7 +168,11 @@ export class InformerPool {
     let informers = this.#informers.get(id);
     if (!informers) {
       const restricted = Boolean(this.#options.namespaces?.length);
-      const scopes = resource.namespaced && restricted ? this.#options.namespaces! : [undefined];
+      const across = restricted && resource.namespaced &&
+        this.#options.acrossNamespaces?.(resource) === true;
+      const scopes = resource.namespaced && restricted && !across
+        ? this.#options.namespaces!
+        : [undefined];
       const skipped = use.optional === true && restricted && !resource.namespaced;
       const children = this.#options.children;
       const slim = children?.resources.some((r) => resourceId(r) === id)
@@ -173,7 +185,7 @@ export class InformerPool {
           { kind: resource.kind },
         );
       }
-      const parts = this.#parts(resource);
+      const parts = across ? this.#listedOnly(this.#parts(resource)) : this.#parts(resource);
       const projection = this.#options.projection?.(resource);
       informers = scopes.flatMap((namespace) =>
         parts.map((part) =>
@@ -271,6 +283,17 @@ export class InformerPool {
 
   /** The caches filtered by key (see PoolSharding). */
   readonly #keyed: Informer<KubeObject>[] = [];
+
+  /** The same parts, keeping only objects in the namespaces watched. */
+  #listedOnly(parts: (CachePart | undefined)[]): CachePart[] {
+    const listed = new Set(this.#options.namespaces);
+    const inListed = (object: KubeObject) => listed.has(object.metadata?.namespace ?? "");
+    return parts.map((part) =>
+      part ? { ...part, keeps: (object) => inListed(object) && part.keeps(object) } : {
+        keeps: inListed,
+      }
+    );
+  }
 
   /** The parts a kind's cache is made of (one, whole, when it does not follow the shards). */
   #parts(resource: Resource): (CachePart | undefined)[] {

@@ -68,6 +68,7 @@ import { StartupError } from "../../util/startup_error.ts";
 import { type Clock, Instant, systemClock } from "../../util/clock.ts";
 import { sleep } from "../../util/sleep.ts";
 import { ReconnectBackoff } from "../../util/backoff.ts";
+import { instantSpan } from "../../util/tracer.ts";
 import { causeOf, type Gauge, type Logger, WarningThrottle } from "../observe/mod.ts";
 
 export interface LeaderElectionOptions {
@@ -290,6 +291,7 @@ export class LeaderElector {
         if (!(await this.#acquire(signal))) break;
         this.#setLeading(true);
         log.info("became leader of lease {lease}", { lease: name });
+        instantSpan("leader election: became leader", { lease: name, identity });
         callbacks.onStartedLeading();
 
         const renewStop = new AbortController();
@@ -307,6 +309,7 @@ export class LeaderElector {
         if (first === "lost") {
           this.#setLeading(false);
           log.error("lost lease {lease}; stopped all work, campaigning again", { lease: name });
+          instantSpan("leader election: lost the lease", { lease: name, identity });
           await callbacks.onStoppedLeading("lost");
           continue;
         }
@@ -526,6 +529,14 @@ export class LeaderElector {
         }`,
       );
     }
+    if (isApiError(error, 422) || isApiError(error, 400)) {
+      // A name or namespace the API server refuses: no retry can make it take it.
+      throw new StartupError(
+        `the API server refuses the Lease ${namespace}/${name}: ${error.message}; choose a ` +
+          "valid name with --leader-election-id (a DNS subdomain) and namespace with " +
+          "--leader-election-namespace",
+      );
+    }
     if (isApiError(error, 404) && error.details?.kind === "namespaces") {
       throw new StartupError(
         `the leader-election namespace "${namespace}" does not exist: create it (kubectl ` +
@@ -607,6 +618,10 @@ export class LeaderElector {
         },
       }, { timeoutMs: 5_000 });
       log.info("released lease {lease}", { lease: name });
+      instantSpan("leader election: released the lease", {
+        lease: name,
+        identity: this.#options.identity,
+      });
     } catch (error) {
       log.warn("could not release lease {lease}: {error}", {
         lease: name,

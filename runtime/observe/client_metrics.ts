@@ -1,6 +1,31 @@
 /** client-go's metric names for the requests a client makes (`rest_client_*`), on a registry. */
 import type { RequestCounter } from "../../kube/request_counter.ts";
+import type { Transport } from "../../kube/transport.ts";
 import type { Registry } from "./metrics.ts";
+
+/**
+ * Exposes a transport's connections (ours; client-go has none): `rest_client_connections`, open
+ * now (one, and one more per 64 watches past the first 64), and
+ * `rest_client_connections_replaced_total`, those found dead (nothing arrived on one, not even an
+ * answer to `/livez`) and replaced, failing the watches on them.
+ */
+export function exposeConnections(registry: Registry, transport: Transport): void {
+  const open = registry.gauge(
+    "rest_client_connections",
+    "HTTP connections to the API server open now",
+    [],
+  );
+  const replaced = registry.counter(
+    "rest_client_connections_replaced_total",
+    "Connections to the API server on which nothing arrived, not even an answer to /livez, " +
+      "replaced with everything on them",
+    [],
+  );
+  registry.onCollect(() => {
+    open.set({}, transport.connections);
+    replaced.inc({}, transport.replaced - replaced.get({}));
+  });
+}
 
 /** Exposes a client's request counts as `rest_client_requests_total{code,method,host}`. */
 export function exposeRequestCounts(registry: Registry, requests: RequestCounter): void {

@@ -16,7 +16,10 @@ import {
   DEFAULT_CONNECTION_LIMITS,
   HttpFront,
 } from "./http_front.ts";
+import { CertificatePending, explainTlsError } from "./serving_certificate.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
+import { certificateExpiryGauge, certificateNotAfter } from "./certificate_expiry.ts";
+import type { Gauge, Registry } from "./metrics.ts";
 
 /** A serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -82,9 +85,23 @@ export interface HttpServerOptions {
   name: string;
   bind: BindAddress;
   routes: Route[];
-  /** HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). */
+  /**
+   * HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). Undefined, or a
+   * CertificatePending thrown, while there is none yet (its message says why, in `/readyz`).
+   */
   tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
   limits?: Partial<ServerLimits>;
+  /**
+   * Where `serving_certificate_expiration_timestamp_seconds{server}` goes: when the certificate
+   * served now stops being valid (set once one is served over HTTPS).
+   */
+  registry?: Registry;
+  /**
+   * Told of every request for one of `routes` (by the route's path, never the caller's) as it
+   * starts; the function it returns is told the answer's status. Refusals by the server's own
+   * limits (405, 413, 503) count as the route's answers too.
+   */
+  observe?: (route: string) => (status: number) => void;
   log: Logger;
 }
 
@@ -98,9 +115,14 @@ export class HttpServer {
   readonly #limits: ServerLimits;
   readonly #front: HttpFront;
   readonly #warnings: WarningThrottle;
+  readonly #expiry?: Gauge;
   #backend?: Backend;
   #serving?: ServingCertificate;
+  /** The last pair the TLS stack refused: not tried (nor logged) again until the files change. */
+  #refused?: ServingCertificate;
   #problem = "not started";
+  /** The problem last logged. */
+  #told?: string;
   #reload?: ReturnType<typeof setInterval>;
   #refreshing?: Promise<void>;
   #stopped = false;
@@ -119,6 +141,7 @@ export class HttpServer {
       ...options.limits,
     };
     this.#warnings = new WarningThrottle(options.log);
+    if (options.registry && options.tls) this.#expiry = certificateExpiryGauge(options.registry);
     this.#front = new HttpFront({
       bind: options.bind,
       name: options.name,
@@ -182,34 +205,64 @@ export class HttpServer {
     try {
       next = await this.#options.tls!.certificate();
     } catch (error) {
-      this.#problem = `no serving certificate: ${(error as Error).message}`;
+      const message = (error as Error).message;
+      const pending = error instanceof CertificatePending;
+      this.#tell(
+        pending ? "info" : "error",
+        pending ? `no serving certificate yet: ${message}` : `no serving certificate: ${message}`,
+      );
       return;
     }
     if (!next) {
-      this.#problem = "no serving certificate yet";
+      this.#tell("info", "no serving certificate yet");
       return;
     }
     if (this.#stopped) return;
-    if (this.#serving && next.cert === this.#serving.cert && next.key === this.#serving.key) return;
+    if (same(next, this.#serving) || same(next, this.#refused)) return;
     let backend: Backend;
     try {
       backend = this.#serve(next);
     } catch (error) {
-      this.#problem = `the serving certificate does not load: ${(error as Error).message}`;
-      this.#options.log.error("{server}: {problem}", {
-        server: this.#options.name,
-        problem: this.#problem,
-      });
+      this.#refused = next;
+      this.#tell(
+        "error",
+        `the serving certificate does not load: ${explainTlsError((error as Error).message)}${
+          this.#backend ? "; still serving the one before" : ""
+        }`,
+      );
       return;
     }
     const old = this.#backend;
     this.#backend = backend;
     this.#serving = next;
+    this.#refused = undefined;
+    this.#told = undefined;
+    this.#exposeExpiry(next);
     if (old) {
       this.rotations++;
       this.#options.log.info("{server}: took a new certificate", { server: this.#options.name });
       await old.server.shutdown();
     }
+  }
+
+  /** Sets the expiry gauge to the certificate now served (or drops it when it cannot be read). */
+  #exposeExpiry(certificate: ServingCertificate): void {
+    if (!this.#expiry) return;
+    const labels = { server: this.#options.name };
+    const notAfter = certificateNotAfter(certificate.cert);
+    if (notAfter) this.#expiry.set(labels, notAfter.getTime() / 1000);
+    else this.#expiry.remove(labels);
+  }
+
+  /**
+   * Why it does not serve now (or serves an older certificate): in `/readyz` while not serving,
+   * and in the log once each time it changes, not at every look.
+   */
+  #tell(level: "info" | "error", problem: string): void {
+    if (problem === this.#told) return;
+    this.#told = problem;
+    if (!this.#backend) this.#problem = problem;
+    this.#options.log[level]("{server}: {problem}", { server: this.#options.name, problem });
   }
 
   #serve(certificate?: ServingCertificate): Backend {
@@ -265,6 +318,25 @@ export class HttpServer {
       });
       return text(404, "not found\n");
     }
+    const answered = this.#options.observe?.(route.path);
+    let status = 500;
+    try {
+      const response = await this.#routed(route, request, path, caller, body);
+      status = response.status;
+      return response;
+    } finally {
+      answered?.(status);
+    }
+  }
+
+  /** The answer of a route: the server's limits first, then its handler. */
+  async #routed(
+    route: Route,
+    request: Request,
+    path: string,
+    caller: string,
+    body: BodyState,
+  ): Promise<Response> {
     if (!route.methods.includes(request.method)) {
       return text(405, `${route.methods.join(" or ")} only\n`, {
         allow: route.methods.join(", "),
@@ -370,6 +442,11 @@ export class HttpServer {
     }
     return body;
   }
+}
+
+/** True when `a` and `b` are the same pair. */
+function same(a: ServingCertificate, b: ServingCertificate | undefined): boolean {
+  return b !== undefined && a.cert === b.cert && a.key === b.key;
 }
 
 /** Ends the connection after the answer (the front closes it; HTTP/2 drops the header). */

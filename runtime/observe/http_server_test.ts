@@ -9,6 +9,8 @@ import {
   type ServerLimits,
 } from "./http_server.ts";
 import { log } from "./logging.ts";
+import { Registry } from "./metrics.ts";
+import { makeSelfSigned } from "./self_signed_certificate.ts";
 
 const echo = {
   path: "/echo",
@@ -245,6 +247,75 @@ Deno.test("HTTPS: the handshake counts, a new certificate is taken, stop ends id
   } finally {
     client.close();
   }
+});
+
+Deno.test("HTTPS: when the certificate served now expires is a gauge, and follows a rotation", async () => {
+  const DAY_MS = 24 * 3600_000;
+  const registry = new Registry();
+  let certificate = await makeSelfSigned({ dns: ["localhost"], ips: ["127.0.0.1"] }, 30 * DAY_MS);
+  const expiry = () =>
+    Number(
+      registry.render().match(
+        /^serving_certificate_expiration_timestamp_seconds\{server="test"\} (\S+)$/m,
+      )?.[1],
+    );
+  await using server = await serving({}, {
+    registry,
+    tls: { certificate: () => Promise.resolve(certificate), reloadMs: 100 },
+  });
+  const days = (seconds: number) => (seconds * 1000 - Date.now()) / DAY_MS;
+  // UTCTime has whole seconds: within a few seconds of 30 days, never the 90 of the next one.
+  expect(days(expiry())).toBeGreaterThan(29.99);
+  expect(days(expiry())).toBeLessThanOrEqual(30);
+  certificate = await makeSelfSigned({ dns: ["localhost"], ips: ["127.0.0.1"] }, 90 * DAY_MS);
+  await eventually(() => expect(server.rotations).toBe(1));
+  expect(days(expiry())).toBeGreaterThan(89.99);
+  // A plain HTTP server has no certificate, and says nothing of one.
+  const plain = new Registry();
+  await using _plain = await serving({}, { name: "plain", registry: plain });
+  expect(plain.render()).not.toContain("serving_certificate");
+});
+
+Deno.test("every answer of a route is observed by the route's path, with its status", async () => {
+  const seen: string[] = [];
+  let open = 0;
+  await using server = await serving({ maxBodyBytes: 64, maxBufferedBytes: 64 }, {
+    routes: [echo, refuse, hello, {
+      path: "/readyz/",
+      methods: ["GET"],
+      handle: () => new Response("ok"),
+    }],
+    observe: (route) => {
+      open++;
+      return (status) => {
+        open--;
+        seen.push(`${route} ${status}`);
+      };
+    },
+  });
+  const url = (path: string) => `http://127.0.0.1:${server.port}${path}`;
+  const send = async (path: string, init: RequestInit = {}) =>
+    await (await fetch(url(path), init)).body?.cancel();
+  await send("/echo", { method: "POST", body: "hi" });
+  await send("/refuse", { method: "POST", body: "hi" });
+  await send("/hello?x=1");
+  await send("/hello", { method: "DELETE" });
+  await send("/echo", { method: "POST", body: "x".repeat(100) });
+  await send("/readyz/one");
+  await send("/readyz/two");
+  await send("/nowhere");
+  await send("/nowhere/else/entirely");
+  expect(seen).toEqual([
+    "/echo 200",
+    "/refuse 400",
+    "/hello 200",
+    "/hello 405",
+    "/echo 413",
+    // A prefix route by its prefix: callers' paths never become names.
+    "/readyz/ 200",
+    "/readyz/ 200",
+  ]);
+  expect(open).toBe(0);
 });
 
 Deno.test("stopping does not wait for idle keep-alive connections", async () => {

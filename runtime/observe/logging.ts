@@ -1,6 +1,7 @@
 /**
  * Structured logs through LogTape: text on a terminal, JSON lines otherwise (in a pod), the
- * context (controller, object) on every line, and secrets redacted before anything is written.
+ * context (controller, object) on every line, the trace (`trace_id`, `span_id`) on every line
+ * written inside a traced span, and secrets redacted before anything is written.
  */
 import {
   configureSync,
@@ -9,6 +10,7 @@ import {
   type LogLevel as LogTapeLevel,
   type LogRecord,
 } from "@logtape/logtape";
+import { activeTraceIds } from "../../util/tracer.ts";
 
 /**
  * LogTape's `Logger`: `info("… {key} …", { key })`, `with({ … })`, documented in LogTape.
@@ -56,6 +58,8 @@ export function jsonLine(record: LogRecord): string {
     logger: record.category.join("."),
     msg: String(redact(messageText(record))),
     ...(redact(record.properties) as Record<string, unknown>),
+    // Written inside a traced reconcile (or review): its trace, to find the one from the other.
+    ...activeTraceIds(),
   }) + "\n";
 }
 
@@ -67,7 +71,11 @@ export function jsonLine(record: LogRecord): string {
 export function textLine(record: LogRecord): string {
   const time = new Date(record.timestamp).toISOString().slice(11, 23);
   const shown = typeof record.rawMessage === "string" ? record.rawMessage : "";
-  const props = Object.entries(redact(record.properties) as Record<string, unknown>)
+  const properties = {
+    ...(redact(record.properties) as Record<string, unknown>),
+    ...activeTraceIds(),
+  };
+  const props = Object.entries(properties)
     .filter(([k, v]) => v !== undefined && !shown.includes(`{${k}}`))
     .map(([k, v]) => `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`)
     .join(" ");

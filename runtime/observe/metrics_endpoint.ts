@@ -36,7 +36,12 @@ export function metricsRoute(
   };
 }
 
-async function authorize(
+/**
+ * Whether the caller of `request` may `get` `path`: undefined when it may, else the refusal to
+ * send (401 without a token the API server takes, 403 without the grant, 503 when the API server
+ * cannot say). A 403 names `readerRole`, the ClusterRole that grants it, when it is given.
+ */
+export async function authorize(
   request: Request,
   path: string,
   reviewer: AccessReviewer,

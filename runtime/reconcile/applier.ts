@@ -28,17 +28,12 @@ import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import { type ObjectRef, objectRef, refKey } from "../../kube/object_ref.ts";
 import { isApiError } from "../../kube/errors.ts";
-import { apiVersionOf, type Resource, resourcePath } from "../../kube/resource.ts";
+import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { childUpToDate, differingPath, isSubset, stampChild } from "./desired_state.ts";
 import { fieldManagerOf, type OperatorIdentity } from "../identity/mod.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
-import {
-  describeForeign,
-  type ForeignField,
-  foreignFields,
-  removalPatch,
-} from "./foreign_fields.ts";
+import { describeForeign, foreignFields } from "./foreign_fields.ts";
 import type { PoolReader } from "../cache/mod.ts";
 import { childProblem, controllerOf, ownershipOf } from "./ownership.ts";
 import {
@@ -47,7 +42,10 @@ import {
   PermanentError,
   TemporaryError,
 } from "../plugin/mod.ts";
-import type { WriteLoopGuard, WriteTarget } from "./write_loop_guard.ts";
+import type { WriteLoopGuard } from "./write_loop_guard.ts";
+import { ChildWriter } from "./child_writer.ts";
+import type { DryRunReport } from "./dry_run_report.ts";
+import { WriteBudget } from "./write_budget.ts";
 
 export interface ApplierDeps {
   /** The plugin's name: label value, metrics label, and its field manager's. */
@@ -74,6 +72,11 @@ export interface ApplierDeps {
    * wants: its appearance in the cache needs no visit of the parent (see Controller).
    */
   created?: (parent: ObjectRef, child: KubeObject) => void;
+  /**
+   * A dry run (its client sends every write as a server-side dry run): what would change is told
+   * here, the status is not written at all, and nothing goes into the cache.
+   */
+  dryRun?: DryRunReport;
 }
 
 /** What applying the children did. */
@@ -93,10 +96,14 @@ export class Applier {
   readonly #deps: ApplierDeps;
   /** The plugin's field manager: what it applies is its own, and nobody else's. */
   readonly #manager: string;
+  readonly #writer: ChildWriter;
+  readonly #budget: WriteBudget;
 
   constructor(deps: ApplierDeps) {
     this.#deps = deps;
     this.#manager = fieldManagerOf(deps.operator, deps.name);
+    this.#writer = new ChildWriter({ ...deps, manager: this.#manager, dryRun: !!deps.dryRun });
+    this.#budget = new WriteBudget(deps);
   }
 
   /** The same applier writing through `client` (one reconcile's, fenced by its caches). */
@@ -178,7 +185,7 @@ export class Applier {
         })
         : [];
       if (foreign.length) {
-        const allowed = this.#mayWrite(
+        const allowed = this.#budget.check(
           parent,
           child,
           label,
@@ -192,13 +199,14 @@ export class Applier {
           );
           continue;
         }
-        await this.#removeForeign(parent, kind, cached!, foreign, signal, log);
+        await this.#writer.removeForeign(parent, kind, cached!, foreign, signal, log);
+        this.#would(parent, "remove-fields", label, describeForeign(foreign, 3));
         // Taken out (or the child deleted to be made anew): a write, which a fight repeats.
-        this.#wrote(parent, child);
+        this.#counted(parent, child);
         continue;
       }
       if (claimed && childUpToDate(stamped, cached, this.#deps.operator)) continue;
-      const allowed = this.#mayWrite(
+      const allowed = this.#budget.check(
         parent,
         child,
         label,
@@ -215,21 +223,22 @@ export class Applier {
       let detail = "";
       try {
         if (!cached) {
-          const taken = await this.#create(resource, stamped, parentRef, signal);
+          const taken = await this.#writer.create(resource, stamped, parentRef, signal);
           if (taken) {
             result.blocked.push(id);
             report(taken);
             continue;
           }
           verb = "Created";
-          this.#wrote(parent, child);
+          this.#counted(parent, child);
         } else {
-          const { replaced, changed } = await this.#update(kind, stamped, cached, signal);
+          const { replaced, changed } = await this.#writer.update(kind, stamped, cached, signal);
           verb = replaced ? "Replaced" : adopting ? "Adopted" : "Updated";
           if (replaced) detail = `: ${replaced}, so it is deleted and created anew`;
-          // A write the server found nothing to change in (our cache was behind) is no write.
-          if (!changed) continue;
-          this.#wrote(parent, child);
+          // A write the server found nothing to change in (our cache was behind) is no write. (A
+          // dry run's answer keeps its resourceVersion: that it was decided on is what it says.)
+          if (!changed && !this.#deps.dryRun) continue;
+          this.#counted(parent, child);
         }
       } catch (error) {
         if (notServed(error)) {
@@ -258,6 +267,16 @@ export class Applier {
         });
         continue;
       }
+      if (this.#deps.dryRun) {
+        const would = verb === "Created" ? "create" : verb === "Replaced" ? "replace" : "update";
+        this.#would(
+          parent,
+          would,
+          label,
+          would === "create" ? undefined : describeChange(stamped, cached, this.#deps.operator),
+        );
+        continue;
+      }
       log.info("{verb} {kind} {child}", {
         verb: verb.toLowerCase(),
         kind: resource.kind,
@@ -282,7 +301,12 @@ export class Applier {
     const desired = { ...status, observedGeneration: parent.metadata?.generation };
     const current = (parent as { status?: unknown }).status;
     if (isSubset(desired, current)) return {};
-    const allowed = this.#mayWrite(
+    if (this.#deps.dryRun) {
+      const change = describeChange({ status: desired }, { status: current }, this.#deps.operator);
+      this.#would(parent, "status", "status", change);
+      return {};
+    }
+    const allowed = this.#budget.check(
       parent,
       undefined,
       "the status",
@@ -302,8 +326,8 @@ export class Applier {
         force: true,
         signal,
       });
-      this.#observe(this.#deps.for, written);
-      if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#wrote(parent);
+      for (const informer of this.#deps.pool.informers(this.#deps.for)) informer.observe(written);
+      if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#counted(parent);
     } catch (error) {
       // Server-side apply refuses fields the schema does not declare; retrying cannot help.
       if (error instanceof Error && /not declared in schema/.test(error.message)) {
@@ -319,47 +343,19 @@ export class Applier {
     return {};
   }
 
-  /**
-   * Asks the write-loop guard about one write; true when it may go out, else the milliseconds
-   * until it may be tried again. A loop is reported once, when it is found. Only a write that
-   * succeeded and changed something is counted (`#wrote`): failed attempts (an API server
-   * restarting, a CRD being deleted), conflicts and writes the server found nothing to change in
-   * are no loop, however many there are.
-   */
-  #mayWrite(
-    parent: KubeObject,
-    child: ObjectRef | undefined,
-    label: string,
-    describe: () => string,
-  ): true | number {
-    const verdict = this.#deps.guard.check(
-      this.#target(parent, child),
-      parent.metadata?.generation,
-    );
-    if (verdict.allowed) return true;
-    if (verdict.detected) {
-      const kind = child?.kind ?? "status";
-      this.#deps.metrics.writeLoops.inc({ controller: this.#deps.name, kind });
-      this.#deps.events.record(parent, {
-        type: "Warning",
-        reason: "WriteLoopDetected",
-        message: `${label} was written ${verdict.writes} times in a row without a change to ` +
-          `the spec (${describe()}); not writing it for ${
-            Math.round(verdict.retryInMs / 1000)
-          } s. A plugin must return the same result for the same input, and no one else may ` +
-          `keep changing what it writes`,
-      });
-    }
-    return verdict.retryInMs;
+  /** Counts a write that succeeded and changed something (a dry run's changed nothing). */
+  #counted(parent: KubeObject, child?: ObjectRef): void {
+    if (!this.#deps.dryRun) this.#budget.wrote(parent, child);
   }
 
-  /** Counts a write of `child` (or the status) of `parent` that succeeded and changed it. */
-  #wrote(parent: KubeObject, child?: ObjectRef): void {
-    this.#deps.guard.record(this.#target(parent, child), parent.metadata?.generation);
-  }
-
-  #target(parent: KubeObject, child: ObjectRef | undefined): WriteTarget {
-    return { writer: this.#deps.name, parent: objectRef(this.#deps.for, parent), child };
+  /** In a dry run, tells the report what would change of `parent`'s world. */
+  #would(parent: KubeObject, verb: string, what: string, detail?: string): void {
+    const report = this.#deps.dryRun;
+    if (!report) return;
+    const meta = parent.metadata ?? {};
+    const kind = this.#deps.for.kind;
+    const object = `${kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name}`;
+    report.would(object, kind, { verb, what, detail, controller: this.#deps.name });
   }
 
   #ownedKind(child: KubeObject): OwnedKind {
@@ -376,197 +372,11 @@ export class Applier {
     return kind;
   }
 
-  /** Our write's answer into the shared cache (see Informer.observe). */
-  #observe(resource: Resource, object: KubeObject): void {
-    for (const informer of this.#deps.pool.informers(resource)) informer.observe(object);
-  }
-
-  /**
-   * Creates a child the cache does not show. When the name is taken: with labels of the runtime's
-   * own (a ring's), by an object our caches may never show, so it is looked up: someone else's is
-   * reported (returned); ours (its label edited) goes into the cache, to be applied at the next
-   * look. Otherwise the cache will hear of it: look again then.
-   */
-  async #create(
-    resource: Resource,
-    stamped: KubeObject,
-    parent: ObjectRef,
-    signal: AbortSignal,
-  ): Promise<Omit<ChildProblem, "plugin"> | undefined> {
-    try {
-      const created = await this.#deps.client.create(resource, stamped, {
-        fieldManager: this.#manager,
-        signal,
-      });
-      // A create the server answered as asked needs no second look (a webhook that changed it
-      // does: then the parent is visited as for any change).
-      if (childUpToDate(stamped, created, this.#deps.operator)) {
-        this.#deps.created?.(parent, created);
-      }
-      this.#observe(resource, created);
-      return undefined;
-    } catch (error) {
-      if (!isApiError(error, 409)) throw error;
-      const { name, namespace } = stamped.metadata!;
-      if (this.#deps.childLabels) {
-        const live = await this.#deps.client.get(resource, name!, { namespace, signal }).catch(
-          (error) => isApiError(error, 404) ? undefined : Promise.reject(error),
-        );
-        const problem = live && childProblem(this.#deps.name, resource, live, parent);
-        if (problem) return problem;
-        if (live) this.#observe(resource, live);
-      }
-      // Someone created this name after our cache last heard of it: look again once it knows.
-      throw new TemporaryError(
-        `${resource.kind} ${name} appeared meanwhile; looking at it again`,
-        { retryAfterMs: 1_000, cause: error },
-      );
-    }
-  }
-
-  /**
-   * Applies a child we control (or adopt), guarded by its uid. Says what forced a replacement, if
-   * one was needed and the plugin allows it, and whether the object changed at all.
-   */
-  async #update(
-    kind: OwnedKind,
-    stamped: KubeObject,
-    cached: KubeObject,
-    signal: AbortSignal,
-  ): Promise<{ replaced?: string; changed: boolean }> {
-    const { resource } = kind;
-    const uid = cached.metadata!.uid!;
-    const before = await this.#takeOverCreateEntry(resource, cached, signal);
-    try {
-      const applied = await this.#deps.client.apply(resource, {
-        ...stamped,
-        metadata: { ...stamped.metadata, uid },
-      }, { fieldManager: this.#manager, force: true, signal });
-      this.#observe(resource, applied);
-      return { changed: applied.metadata?.resourceVersion !== before };
-    } catch (error) {
-      const immutable = isApiError(error, 422) &&
-        error.causes.find((c) => /field is immutable/.test(c.message ?? ""));
-      if (!immutable || !kind.recreateOnImmutableChange) throw error;
-      await this.#deps.client.delete(resource, cached.metadata!.name!, {
-        namespace: cached.metadata!.namespace,
-        propagationPolicy: "Background",
-        uid,
-        signal,
-      });
-      return { replaced: `${immutable.field ?? "a field"} cannot change in place`, changed: true };
-    }
-  }
-
   /** True when a field set of ours is among the child's managed fields (nobody cleared them). */
   #claimed(cached: KubeObject): boolean {
     return (cached.metadata?.managedFields ?? []).some((e) =>
       e.manager === this.#manager && !e.subresource
     );
-  }
-
-  /**
-   * Takes out of a child what other field managers added (one JSON patch, guarded by the uid and
-   * every value it removes), with a Warning Event. A patch the API server refuses as invalid
-   * (the object cannot stand without the addition) deletes the child instead, to be made anew.
-   */
-  async #removeForeign(
-    parent: KubeObject,
-    kind: OwnedKind,
-    cached: KubeObject,
-    foreign: ForeignField[],
-    signal: AbortSignal,
-    log: Logger,
-  ): Promise<void> {
-    const { resource } = kind;
-    const meta = cached.metadata!;
-    const label = `${resource.kind} ${meta.name}`;
-    const what = describeForeign(foreign);
-    let detail = "";
-    try {
-      const patched = await this.#deps.client.request<KubeObject>(
-        "PATCH",
-        resourcePath(resource, {
-          namespace: resource.namespaced ? meta.namespace : undefined,
-          name: meta.name!,
-        }),
-        {
-          signal,
-          query: { fieldManager: this.#manager },
-          contentType: "application/json-patch+json",
-          body: removalPatch(cached, foreign),
-        },
-      );
-      this.#observe(resource, { ...patched, apiVersion: cached.apiVersion, kind: cached.kind });
-    } catch (error) {
-      if (!isApiError(error, 422)) throw error;
-      // A failed `test` has no causes: the child moved since the cache saw it; look again.
-      if (!error.causes.length) {
-        throw new TemporaryError(`${label} changed while its foreign fields were removed`, {
-          retryAfterMs: 1_000,
-          cause: error,
-        });
-      }
-      await this.#deps.client.delete(resource, meta.name!, {
-        namespace: meta.namespace,
-        propagationPolicy: "Background",
-        uid: meta.uid,
-        signal,
-      });
-      detail = `; they could not be taken out (${error.causes[0].message ?? error.message}), ` +
-        `so it is deleted and made anew`;
-    }
-    log.warn("removed from {kind} {child} what others added: {fields}", {
-      kind: resource.kind,
-      child: meta.name,
-      fields: what,
-    });
-    this.#deps.events.record(parent, {
-      type: "Warning",
-      reason: "ForeignFieldsRemoved",
-      message: `Removed from ${label} what other field managers added: ${what}${detail}. ` +
-        `Its children are wholly the operator's: change the ${parent.kind} instead`,
-    });
-  }
-
-  /**
-   * Relabels our "Update" ownership entry (from creating the object) as "Apply", once. Returns the
-   * resourceVersion the object has now, as far as we know.
-   */
-  async #takeOverCreateEntry(
-    resource: Resource,
-    cached: KubeObject,
-    signal: AbortSignal,
-  ): Promise<string | undefined> {
-    const entries = cached.metadata?.managedFields ?? [];
-    const index = entries.findIndex((e) =>
-      e.manager === this.#manager && e.operation === "Update" && !e.subresource
-    );
-    if (index < 0) return cached.metadata?.resourceVersion;
-    const hasApply = entries.some((e) => e.manager === this.#manager && e.operation === "Apply");
-    const at = `/metadata/managedFields/${index}`;
-    const migrated = await this.#deps.client.request<KubeObject>(
-      "PATCH",
-      resourcePath(resource, {
-        namespace: resource.namespaced ? cached.metadata!.namespace : undefined,
-        name: cached.metadata!.name!,
-      }),
-      {
-        signal,
-        query: { fieldManager: this.#manager },
-        contentType: "application/json-patch+json",
-        body: [
-          { op: "test", path: "/metadata/uid", value: cached.metadata!.uid },
-          { op: "test", path: `${at}/manager`, value: this.#manager },
-          { op: "test", path: `${at}/operation`, value: "Update" },
-          hasApply
-            ? { op: "remove", path: at }
-            : { op: "replace", path: `${at}/operation`, value: "Apply" },
-        ],
-      },
-    );
-    this.#observe(resource, { ...migrated, apiVersion: cached.apiVersion, kind: cached.kind });
-    return migrated.metadata?.resourceVersion;
   }
 
   /** Deletes the children this plugin made for `parent` that are no longer wanted. */
@@ -588,23 +398,18 @@ export class Applier {
         }
         const child = objectRef(resource, object);
         if (wanted.has(refKey(child))) continue;
-        const allowed = this.#mayWrite(
+        const allowed = this.#budget.check(
           parent,
           child,
           `${resource.kind} ${meta.name}`,
           () => "it is deleted and wanted again in turn",
         );
         if (allowed !== true) continue;
-        try {
-          await this.#deps.client.delete(resource, meta.name!, {
-            namespace: meta.namespace,
-            propagationPolicy: "Background",
-            uid: meta.uid,
-            signal,
-          });
-          this.#wrote(parent, child);
-        } catch (error) {
-          if (!isApiError(error, 404) && !isApiError(error, 409)) throw error;
+        await this.#writer.delete(resource, object, signal);
+        this.#counted(parent, child);
+        if (this.#deps.dryRun) {
+          this.#would(parent, "delete", `${resource.kind} ${meta.name}`, "no longer desired");
+          continue;
         }
         log.info("deleted {kind} {child}, no longer desired", {
           kind: resource.kind,

@@ -46,6 +46,8 @@ export interface Cause {
   at: number;
   /** The lane it puts its key in, when not the one its kind says (a retry keeps its visit's). */
   priority?: Priority;
+  /** How many times the same change was seen before the visit (a watch says it twice, say). */
+  times?: number;
 }
 
 /**
@@ -76,10 +78,19 @@ export interface Causes {
   more: number;
 }
 
-/** Adds `next` to `causes` (a new list when undefined), keeping it bounded. */
+/**
+ * Adds `next` to `causes` (a new list when undefined), keeping it bounded: the same change seen
+ * again (kind, object and what changed) counts on the one already listed.
+ */
 export function withCause(causes: Causes | undefined, next: Cause): Causes {
   const out = causes ?? { list: [], more: 0 };
-  if (out.list.length < MAX_CAUSES) out.list.push(next);
+  const same = out.list.findIndex((c) =>
+    c.kind === next.kind && c.object === next.object && c.change === next.change
+  );
+  if (same >= 0) {
+    const seen = out.list[same];
+    out.list[same] = { ...seen, times: (seen.times ?? 1) + (next.times ?? 1) };
+  } else if (out.list.length < MAX_CAUSES) out.list.push(next);
   else out.more++;
   return out;
 }

@@ -14,7 +14,6 @@ import {
   causeOf,
   type EventRecorder,
   type Logger,
-  type ProbeChecks,
   WarningThrottle,
 } from "../observe/mod.ts";
 import { ownedKinds, type Plugin } from "../plugin/mod.ts";
@@ -36,14 +35,18 @@ import { type Cause, cause } from "./cause.ts";
 import { routeChanges } from "./change_routes.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
+import type { DryRunReport } from "./dry_run_report.ts";
 import { FinalizedVersions } from "./finalized_versions.ts";
 import type { KeyClaims } from "./key_claims.ts";
 import { messageOf, nextStep, type Step } from "./next_step.ts";
 import { ParkedKeys } from "./parked_keys.ts";
 import { PluginView } from "./plugin_view.ts";
 import { versionOf, VisitNews } from "./visit_news.ts";
+import { VisitHistory } from "./visit_history.ts";
+import { type VisitEnd, VisitTrace } from "./visit_trace.ts";
 import { type Visited, Visitor } from "./visitor.ts";
 import { type Taken, WorkQueue } from "./work_queue.ts";
+import { Pass } from "./first_pass.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
 export interface ControllerDeps {
@@ -75,6 +78,12 @@ export interface ControllerDeps {
    * instead of reading what the cache kept: for tests. Costs a proxy per object read.
    */
   strictReads?: boolean;
+  /** How many recent visits `history` keeps, for `explain`; default 1000. */
+  visitHistory?: number;
+  /** Edits before bulk work in the queue (default true); see WorkQueueOptions.priority. */
+  priorityQueue?: boolean;
+  /** A dry run: what would change is told here, and nothing is stored (see ApplierDeps.dryRun). */
+  dryRun?: DryRunReport;
 }
 
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
@@ -83,6 +92,8 @@ export const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
 export class Controller<T extends KubeObject = KubeObject> {
   readonly name: string;
   readonly plugin: Plugin<T>;
+  /** Its recent visits, for `explain`. */
+  readonly history: VisitHistory;
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
   readonly #warnings: WarningThrottle;
@@ -106,10 +117,17 @@ export class Controller<T extends KubeObject = KubeObject> {
   #queue?: WorkQueue;
   /** Why the controller stopped while it should run, if it did. */
   #failure?: string;
+  /** The keys of the pass that began with the last start, not yet visited. */
+  #firstPass?: Pass;
+  /** Resolves with the first pass once the controller has started. */
+  readonly #passStarted: Promise<Pass>;
+  #passBegun!: (pass: Pass) => void;
 
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
     this.plugin = plugin;
+    this.history = new VisitHistory(deps.visitHistory);
+    this.#passStarted = new Promise((resolve) => this.#passBegun = resolve);
     this.#deps = deps;
     this.#log = deps.log.with({ controller: plugin.name });
     this.#warnings = new WarningThrottle(this.#log);
@@ -128,6 +146,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       guard: deps.guard,
       childLabels: deps.childLabels,
       created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
+      dryRun: deps.dryRun,
     });
     const related = [
       ...owned.map((o) => o.resource),
@@ -160,8 +179,17 @@ export class Controller<T extends KubeObject = KubeObject> {
       finalized: this.#finalized,
       reads: [plugin.for, ...related].flatMap((resource) => deps.pool.informers(resource)),
       claims: deps.claims,
+      dryRun: deps.dryRun,
       log: this.#log,
     });
+  }
+
+  /**
+   * Resolves once every object cached when the controller last started has been visited (or is
+   * gone): one pass over everything, what a dry run waits for.
+   */
+  get firstPass(): Promise<void> {
+    return this.#passStarted.then((pass) => pass.done);
   }
 
   /**
@@ -195,7 +223,10 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #run(stop: AbortSignal, abort: AbortSignal): Promise<void> {
     const { metrics } = this.#deps;
-    const queue = new WorkQueue({ observer: metrics.queueObserver(this.name) });
+    const queue = new WorkQueue({
+      observer: metrics.queueObserver(this.name),
+      priority: this.#deps.priorityQueue,
+    });
     this.#queue = queue;
     metrics.trackQueue(this.name, queue);
     metrics.reconcilePanics.inc({ controller: this.name }, 0);
@@ -205,6 +236,9 @@ export class Controller<T extends KubeObject = KubeObject> {
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);
     metrics.reconcileTimeouts.inc({ controller: this.name }, 0);
+    const keys = this.#deps.pool.cache(this.plugin.for).list().map((o) => this.#keyOf(o));
+    this.#firstPass = new Pass(keys);
+    this.#passBegun(this.#firstPass);
     this.enqueueAll(cause("start"));
     const shutDown = () => queue.shutDown();
     stop.addEventListener("abort", shutDown, { once: true });
@@ -250,13 +284,39 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** One visit of a key: look, decide (`nextStep`), carry it out. */
+  /** One visit of a key, traced and recorded: look, decide (`nextStep`), carry it out. */
   async #process(queue: WorkQueue, taken: Taken, abort: AbortSignal): Promise<void> {
     const { key } = taken;
     const parent = parseRefKey(key);
-    const started = performance.now();
     const current = this.#deps.pool.cache(this.plugin.for).get(parent.namespace, parent.name);
-    if (this.#quarantine.holds(key, current?.metadata)) return;
+    if (this.#quarantine.holds(key, current?.metadata)) return this.#firstPass?.visited(key);
+    const trace = new VisitTrace(this.name, taken);
+    const ended = await trace.run(() => this.#visitAndCarryOut(queue, taken, parent, trace, abort));
+    this.history.add(trace.end(ended));
+    this.#firstPass?.visited(key);
+    this.#log.debug(
+      "visited {object} ({visit}) for {causes}, after {waitedMs} ms in the {priority} lane; " +
+        "the visit took {tookMs} ms",
+      {
+        object: key,
+        visit: ended.outcome,
+        causes: trace.record.causes.join(", ") || "no cause given",
+        priority: taken.priority,
+        waitedMs: taken.waitedMs,
+        tookMs: Math.round(ended.tookMs),
+      },
+    );
+  }
+
+  async #visitAndCarryOut(
+    queue: WorkQueue,
+    taken: Taken,
+    parent: ObjectRef,
+    recorder: VisitTrace,
+    abort: AbortSignal,
+  ): Promise<VisitEnd> {
+    const { key } = taken;
+    const started = performance.now();
     const deadline = new VisitDeadline(
       this.plugin.reconcileTimeoutMs ?? this.#deps.reconcileTimeoutMs ??
         DEFAULT_RECONCILE_TIMEOUT_MS,
@@ -265,46 +325,38 @@ export class Controller<T extends KubeObject = KubeObject> {
     let visited: Visited<T>;
     this.#news.begin(key);
     try {
-      visited = await this.#visitor.visit(parent, key, deadline);
+      visited = await this.#visitor.visit(parent, key, deadline, recorder);
     } finally {
       deadline.end();
       // Children that appeared meanwhile, other than the ones it made as it wanted them.
       if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "created" }));
     }
     const error = "error" in visited.visit ? visited.visit.error : undefined;
+    const outcome = visited.visit.kind;
     // Its Worker was ended by another key's visit: this one did nothing wrong, and goes again.
     if (error instanceof WorkerInterruptedError) {
-      return queue.add(key, { ...cause("retry"), priority: taken.priority });
+      queue.add(key, { ...cause("retry"), priority: taken.priority });
+      return { outcome, next: "again now (its Worker was restarted)", error, tookMs: 0 };
     }
     const step = nextStep(visited.visit);
-    this.#carryOut(step, { queue, taken, parent, visited });
-    if (error instanceof ReconcileTimeoutError) this.#timedOut(queue, key, visited.object, error);
-    else if (visited.visit.kind !== "behind") this.#finishedInTime(key, visited.object);
+    let next = this.#carryOut(step, { queue, taken, parent, visited });
+    if (error instanceof ReconcileTimeoutError) {
+      if (this.#timedOut(queue, key, visited.object, error)) next = "quarantined until it changes";
+    } else if (visited.visit.kind !== "behind") this.#finishedInTime(key, visited.object);
     const tookMs = performance.now() - started;
     if (step.result) {
       const { metrics } = this.#deps;
       metrics.reconcileTotal.inc({ controller: this.name, result: step.result });
       metrics.reconcileTime.observe({ controller: this.name }, tookMs / 1000);
     }
-    this.#log.debug(
-      "visited {object} ({visit}) for {causes}, after {waitedMs} ms in the {priority} lane; " +
-        "the visit took {tookMs} ms",
-      {
-        object: key,
-        visit: visited.visit.kind,
-        causes: describeCauses(taken),
-        priority: taken.priority,
-        waitedMs: taken.waitedMs,
-        tookMs: Math.round(tookMs),
-      },
-    );
+    return { outcome, result: step.result, next, error, tookMs };
   }
 
   /** Carries `step` out: the queue, the bookkeeping, the error counts, the log line, the Event. */
   #carryOut(
     step: Step,
     at: { queue: WorkQueue; taken: Taken; parent: ObjectRef; visited: Visited<T> },
-  ): void {
+  ): string | undefined {
     const { queue, taken: { key, priority }, parent, visited } = at;
     const { metrics, events } = this.#deps;
     if (step.forget) queue.forget(key);
@@ -314,11 +366,21 @@ export class Controller<T extends KubeObject = KubeObject> {
     const requeue = step.requeue;
     // A retry waits in the lane its visit waited in; a visit asked for later is bulk work.
     const retry = { ...cause("retry"), priority };
+    let next: string | undefined;
     if (requeue && "afterMs" in requeue) {
       queue.addAfter(key, delay = requeue.afterMs, cause("requeue"));
-    } else if (requeue && "park" in requeue) this.#park(key, visited);
-    else if (requeue?.backoff === "failure") delay = queue.addRateLimited(key, retry);
-    else if (requeue?.backoff === "refusal") queue.addAfter(key, this.#refusals.next(key), retry);
+      next = `again in ${inWords(delay)}`;
+    } else if (requeue && "park" in requeue) {
+      this.#park(key, visited);
+      next = "waits for a cache that fell behind to list again";
+    } else if (requeue?.backoff === "failure") {
+      delay = queue.addRateLimited(key, retry);
+      next = `retry in ${inWords(delay)} (failure ${queue.failures(key)} in a row)`;
+    } else if (requeue?.backoff === "refusal") {
+      const wait = this.#refusals.next(key);
+      queue.addAfter(key, wait, retry);
+      next = `look again in ${inWords(wait)}, or when what is in the way changes`;
+    }
     if (step.errors) {
       const labels = { controller: this.name };
       metrics.reconcileErrors.inc(labels);
@@ -344,16 +406,22 @@ export class Controller<T extends KubeObject = KubeObject> {
     if (step.event && object) {
       events.record(object, { type: "Warning", ...step.event });
     }
+    return next;
   }
 
   /**
    * A visit of `key` passed its deadline: counted, and after repeated ones the key is put aside
    * until its object changes (quarantine.ts), with an Event and a condition saying so.
    */
-  #timedOut(queue: WorkQueue, key: string, object: T | undefined, error: ReconcileTimeoutError) {
+  #timedOut(
+    queue: WorkQueue,
+    key: string,
+    object: T | undefined,
+    error: ReconcileTimeoutError,
+  ): boolean {
     this.#deps.metrics.reconcileTimeouts.inc({ controller: this.name });
     const verdict = this.#quarantine.timedOut(key, object?.metadata ?? {});
-    if (!verdict.quarantined || !object) return;
+    if (!verdict.quarantined || !object) return false;
     queue.forget(key);
     this.#log.error("{object} quarantined after {timeouts} reconciles past their deadline", {
       object: key,
@@ -364,6 +432,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       timeouts: verdict.timeouts,
       error: error.message,
     });
+    return true;
   }
 
   /** A visit of `key` ended in time: a quarantine condition it still carries goes. */
@@ -407,31 +476,9 @@ export class Controller<T extends KubeObject = KubeObject> {
   }
 }
 
-/** A visit's causes in a few words: `child DaemonSet ns/x (status), requeue, +3 more`. */
-function describeCauses(taken: Taken): string {
-  const { list, more } = taken.causes;
-  const words = list.map((c) =>
-    [c.kind, c.object, c.change && `(${c.change})`].filter(Boolean).join(" ")
-  );
-  return (more ? [...words, `+${more} more`] : words).join(", ") || "no cause given";
-}
-
-/**
- * `/healthz` fails while a controller that should run has stopped (a bug in the machinery, not a
- * plugin's failure): the kubelet restarts the process. `running` says whether they should run
- * (this instance leads).
- */
-export function controllerChecks(
-  controllers: Pick<Controller, "name" | "failure">[],
-  running: () => boolean,
-): ProbeChecks {
-  return {
-    healthz: {
-      controllers: () => {
-        if (!running()) return undefined;
-        const failed = controllers.filter((c) => c.failure);
-        return failed.length ? failed.map((c) => `${c.name}: ${c.failure}`).join("; ") : undefined;
-      },
-    },
-  };
+/** A delay in words: `40 ms`, `30 s`, `10 min`. */
+function inWords(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 100) / 10} s`;
+  return `${Math.round(ms / 6_000) / 10} min`;
 }

@@ -80,7 +80,7 @@ function controllerOf(plugin: Plugin<ConfigMap>) {
   const pool = new FakePool();
   const events: string[] = [];
   // Visits write nothing; a client is asked only to fence what it would write.
-  const client = { fenced: () => client } as unknown as KubeClient;
+  const client = { fenced: () => client, observed: () => client } as unknown as KubeClient;
   const controller = new Controller(plugin, {
     operator: PTEMPLATE_OPERATOR,
     client,
@@ -235,5 +235,32 @@ Deno.test("controller: reconciles that keep passing their deadline are put aside
   c.put("a", { fixed: "yes" }, { generation: 2 });
   await settle();
   expect(calls).toBe(4);
+  await c.stop();
+});
+
+Deno.test("controller: each visit is recorded for explain, with its causes and what came next", async () => {
+  let calls = 0;
+  const c = controllerOf(definePlugin({
+    name: "recorded",
+    for: THING,
+    writesStatus: false,
+    reconcile: () => {
+      if (++calls === 1) throw new Error("not yet");
+      return { requeueAfterMs: 60_000 };
+    },
+  }));
+  c.put("a", { n: "1" });
+  await settle();
+  const visits = c.controller.history.of(
+    `ConfigMap/ns/a`,
+  );
+  expect(visits.map((v) => v.outcome)).toEqual(["failed", "reconciled"]);
+  expect(visits[0]).toMatchObject({
+    causes: ["created ConfigMap ns/a (created)"],
+    priority: "edit",
+    error: "not yet",
+    next: expect.stringMatching(/^retry in \d+ ms \(failure 1 in a row\)$/),
+  });
+  expect(visits[1]).toMatchObject({ causes: ["retry"], next: "again in 60 s" });
   await c.stop();
 });

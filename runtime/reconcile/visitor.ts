@@ -4,16 +4,18 @@
  * the API server did: that is the visit's outcome, which `nextStep` turns into what happens next.
  */
 import type { KubeClient } from "../../kube/client.ts";
+import type { WriteSample } from "../../kube/request_sender.ts";
 import { isApiError } from "../../kube/errors.ts";
 import type { KubeObject, Stored } from "../../kube/object.ts";
 import type { ObjectRef } from "../../kube/object_ref.ts";
 import { type Informer, type InformerPool, StaleCacheError } from "../cache/mod.ts";
-import type { EventRecorder, Logger } from "../observe/mod.ts";
+import type { EventInput, EventRecorder, Logger } from "../observe/mod.ts";
 import { type Outcome, PermanentError, type Plugin, type ReconcileContext } from "../plugin/mod.ts";
 import type { PluginRunner, VisitDeadline } from "../isolation/mod.ts";
 import type { OperatorIdentity } from "../identity/mod.ts";
 import type { Applier } from "./applier.ts";
 import type { BlockedNames } from "./blocked_names.ts";
+import type { DryRunReport } from "./dry_run_report.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { finalizerOf, hasFinalizer, setFinalizer } from "./finalizer.ts";
@@ -33,6 +35,14 @@ export interface Visited<T extends KubeObject> {
   finalizer?: string;
 }
 
+/** Told what a visit did, as it does it: for its record (`explain`) and its trace. */
+export interface VisitRecorder {
+  wrote(write: WriteSample): void;
+  event(event: EventInput): void;
+  /** The conditions of the status it wrote. */
+  status(conditions: unknown): void;
+}
+
 /** What a visit uses. */
 export interface VisitorDeps {
   operator: OperatorIdentity;
@@ -49,6 +59,8 @@ export interface VisitorDeps {
   /** The caches of every kind the plugin declared: its reconciles are decided from them. */
   reads: Informer[];
   claims?: KeyClaims;
+  /** A dry run: finalizers are neither added nor run and removed; the report is told instead. */
+  dryRun?: DryRunReport;
   log: Logger;
 }
 
@@ -61,8 +73,24 @@ export class Visitor<T extends KubeObject> {
     this.#deps = deps;
   }
 
-  /** Visits `parent` (queue key `key`) within `deadline`. */
-  async visit(parent: ObjectRef, key: string, deadline: VisitDeadline): Promise<Visited<T>> {
+  /** In a dry run, tells the report what would change of `object`. */
+  #would(object: Stored<T>, verb: string, what: string): void {
+    const kind = this.#plugin.for.kind;
+    const { namespace, name } = object.metadata;
+    this.#deps.dryRun?.would(`${kind} ${namespace ? `${namespace}/` : ""}${name}`, kind, {
+      verb,
+      what,
+      controller: this.#plugin.name,
+    });
+  }
+
+  /** Visits `parent` (queue key `key`) within `deadline`, telling `recorder` what it does. */
+  async visit(
+    parent: ObjectRef,
+    key: string,
+    deadline: VisitDeadline,
+    recorder?: VisitRecorder,
+  ): Promise<Visited<T>> {
     const { pool, claims } = this.#deps;
     // Nothing is decided from a cache that may have missed changes (a parent deleted during an
     // outage, whose children would be made again): the key waits until it has listed again.
@@ -77,7 +105,7 @@ export class Visitor<T extends KubeObject> {
     const claim = claims?.claim(object.metadata.uid);
     if (claims && !claim) return { visit: { kind: "elsewhere" } };
     try {
-      return await this.#visitClaimed(object, parent, key, deadline, claim);
+      return await this.#visitClaimed(object, parent, key, deadline, claim, recorder);
     } finally {
       claim?.release();
     }
@@ -90,6 +118,7 @@ export class Visitor<T extends KubeObject> {
     key: string,
     deadline: VisitDeadline,
     claim: KeyClaim | undefined,
+    recorder: VisitRecorder | undefined,
   ): Promise<Visited<T>> {
     const { pool, events, metrics, problems, operator, view } = this.#deps;
     const plugin = this.#plugin;
@@ -101,12 +130,17 @@ export class Visitor<T extends KubeObject> {
     if (behind.length) return { visit: { kind: "behind" }, behind };
     // A shard lost or handed over: the visit's writes are refused at once, and its signal aborts
     // as on lost leadership.
-    const client = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    const fenced = claim ? this.#deps.client.fenced(claim.fence) : this.#deps.client;
+    const client = recorder ? fenced.observed((write) => recorder.wrote(write)) : fenced;
     if (claim) deadline.follow(claim.signal);
     const finalizer = plugin.finalize ? finalizerOf(plugin, operator) : undefined;
     const deleting = !!object.metadata.deletionTimestamp;
     const finalizing = deleting && !!finalizer && hasFinalizer(object, plugin, operator);
     if (deleting && !finalizing) return { visit: { kind: "deleting" }, object };
+    if (finalizing && this.#deps.dryRun) {
+      this.#would(object, "finalizer", `run finalize and remove ${finalizer}`);
+      return { visit: { kind: "deleting" }, object };
+    }
     const fresh = freshnessFence(reads);
     // Past its deadline a visit writes nothing more, even if the plugin's code still runs.
     const writer = client.fenced(fresh.fence).fenced(deadline.fence);
@@ -120,7 +154,14 @@ export class Visitor<T extends KubeObject> {
       installed: (resource) => pool.informers(resource).every((i) => i.installed),
       problems: () => problems.get(parent),
       log: this.#deps.log.with({ object: key }),
-      events,
+      events: recorder
+        ? {
+          record: (about, event) => {
+            recorder.event(event);
+            events.record(about, event);
+          },
+        }
+        : events,
       metrics: metrics.registry,
       signal: deadline.signal,
     };
@@ -135,7 +176,7 @@ export class Visitor<T extends KubeObject> {
     if (finalizing) return visited(await this.#finalize(key, object, context, client, deadline));
     try {
       return visited(
-        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline),
+        await this.#reconcile(parent, key, object, finalizer, context, writer, deadline, recorder),
       );
     } catch (error) {
       const cancelled = deadline.signal.aborted && !deadline.expired;
@@ -186,14 +227,22 @@ export class Visitor<T extends KubeObject> {
     context: ReconcileContext,
     writer: KubeClient,
     deadline: VisitDeadline,
+    recorder: VisitRecorder | undefined,
   ): Promise<Visit> {
     const { problems, operator, runner, view, applier, blocked } = this.#deps;
     const plugin = this.#plugin;
     const { signal, log } = context;
     if (finalizer && !hasFinalizer(object, plugin, operator)) {
-      // Before anything is made outside Kubernetes, so that nothing can outlive the object.
-      await setFinalizer(writer, plugin.for, object, plugin, operator, { present: true, signal });
-      log.debug("added finalizer {finalizer}", { finalizer });
+      if (this.#deps.dryRun) {
+        this.#would(object, "finalizer", `add ${finalizer}`);
+      } else {
+        // Before anything is made outside Kubernetes, so that nothing can outlive the object.
+        await setFinalizer(writer, plugin.for, object, plugin, operator, {
+          present: true,
+          signal,
+        });
+        log.debug("added finalizer {finalizer}", { finalizer });
+      }
     }
     const outcome: Outcome =
       (await runner.reconcile(view.object(plugin.for, object), context, deadline)) ?? {};
@@ -215,6 +264,7 @@ export class Visitor<T extends KubeObject> {
         );
       }
       const status = await writes.applyStatus(object, outcome.status, signal);
+      recorder?.status(outcome.status.conditions);
       pausedForMs = Math.min(pausedForMs ?? Infinity, status.retryInMs ?? Infinity);
     }
     return {

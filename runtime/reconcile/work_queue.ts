@@ -25,6 +25,11 @@ export interface WorkQueueOptions {
   /** Failure delay cap; default 1000 s. A key failing for good is retried this often. */
   maxDelayMs?: number;
   observer?: QueueObserver;
+  /**
+   * Edits before bulk work (default true). False makes it one first-come-first-served line, as a
+   * queue without priorities is: for comparing the two (bench:scale), or to rule this out.
+   */
+  priority?: boolean;
 }
 
 /** A key handed to a worker, with why it was added. */
@@ -70,6 +75,7 @@ export class WorkQueue {
   readonly #backoff: KeyedBackoff;
   readonly #observer: QueueObserver;
   readonly #waiters: ((taken: Taken | undefined) => void)[] = [];
+  readonly #priority: boolean;
   /** Edits handed out since the last bulk key, while bulk keys waited. */
   #editsInARow = 0;
   #shuttingDown = false;
@@ -77,6 +83,7 @@ export class WorkQueue {
   constructor(options: WorkQueueOptions = {}) {
     this.#backoff = new KeyedBackoff(options.baseDelayMs ?? 5, options.maxDelayMs ?? 1_000_000);
     this.#observer = options.observer ?? {};
+    this.#priority = options.priority ?? true;
   }
 
   /** Keys waiting for a worker (not counting delayed or in-flight ones). */
@@ -111,7 +118,7 @@ export class WorkQueue {
   /** One visit for every cause in `causes` (none: an edit with no more said). */
   #add(key: string, causes: Causes | undefined): void {
     if (this.#shuttingDown) return;
-    const edit = !causes || causes.list.some((c) => priorityOf(c) === "edit");
+    const edit = !this.#priority || !causes || causes.list.some((c) => priorityOf(c) === "edit");
     const lane: Priority = edit ? "edit" : "bulk";
     const dirty = this.#dirty.get(key);
     if (dirty) {

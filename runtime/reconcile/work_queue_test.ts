@@ -257,10 +257,23 @@ Deno.test(
 
 Deno.test("a key's causes are bounded however many changes come before its visit", async () => {
   const queue = new WorkQueue();
-  for (let i = 0; i < 1000; i++) queue.add("a", cause("child"));
+  for (let i = 0; i < 1000; i++) queue.add("a", cause("child", { object: `Pod ns/p${i}` }));
   const taken = (await queue.get())!;
   expect(taken.causes.list.length).toBe(16);
   expect(taken.causes.more).toBe(984);
+});
+
+Deno.test("the same change seen again is counted, not listed twice", async () => {
+  const queue = new WorkQueue();
+  const status = () => cause("watched", { object: "DaemonSet ns/x", change: "status" });
+  queue.add("a", status());
+  queue.add("a", status());
+  queue.add("a", cause("watched", { object: "DaemonSet ns/x", change: "spec" }));
+  const taken = (await queue.get())!;
+  expect(taken.causes.list.map((c) => [c.change, c.times ?? 1])).toEqual([
+    ["status", 2],
+    ["spec", 1],
+  ]);
 });
 
 Deno.test(
@@ -268,7 +281,9 @@ Deno.test(
   withClock(async (clock) => {
     const queue = new WorkQueue();
     const waiting = queue.get();
-    for (let i = 0; i < 5; i++) queue.addAfter("a", 300, cause("child"));
+    for (let i = 0; i < 5; i++) {
+      queue.addAfter("a", 300, cause("child", { object: `Pod ns/p${i}` }));
+    }
     await clock.tickAsync(300);
     const taken = (await waiting)!;
     expect(taken.causes.list.length).toBe(5);
@@ -276,3 +291,10 @@ Deno.test(
     expect(queue.idle).toBe(true);
   }),
 );
+
+Deno.test("without priority, one first-come-first-served line", async () => {
+  const queue = new WorkQueue({ priority: false });
+  queue.add("bulk", cause("start"));
+  queue.add("edit", cause("updated"));
+  expect([(await queue.get())?.key, (await queue.get())?.key]).toEqual(["bulk", "edit"]);
+});

@@ -9,6 +9,7 @@
  * plugin may look at for them is what the review's requester may read (`requesterMay`).
  */
 import type { KubeClient } from "../../kube/client.ts";
+import { endSpan, operatorTracer, SpanKind, withSpan } from "../../util/tracer.ts";
 import type { KubeObject, Unstructured } from "../../kube/object.ts";
 import type { OpenApiSchema } from "../../kube/custom_resource_definition.ts";
 import type { Resource } from "../../kube/resource.ts";
@@ -19,6 +20,7 @@ import {
   HttpServer,
   type Logger,
   type ProbeChecks,
+  type Registry,
   type RequestContext,
   type Route,
   type ServerLimits,
@@ -27,6 +29,7 @@ import {
 } from "../observe/mod.ts";
 import type { AdmissionContext, AdmissionRequest, Plugin } from "../plugin/mod.ts";
 import { objectProblems } from "./schema_check.ts";
+import { webhookObserver } from "./webhook_metrics.ts";
 import { addedProblems, judgedVerdict } from "./change_judgement.ts";
 import type { CacheReader } from "../cache/mod.ts";
 import {
@@ -89,6 +92,8 @@ export interface WebhookServerOptions {
   context: AdmissionReads;
   /** What callers may cost; see ServerLimits. */
   limits?: Partial<ServerLimits>;
+  /** Where the webhook metrics (webhook_metrics.ts) and the certificate's expiry go. */
+  registry?: Registry;
   log: Logger;
 }
 
@@ -173,6 +178,8 @@ export class WebhookServer {
       routes,
       tls: { certificate: options.certificate, reloadMs: options.reloadMs },
       limits: { ...WEBHOOK_LIMITS, ...options.limits },
+      registry: options.registry,
+      observe: options.registry && webhookObserver(options.registry, routes.map((r) => r.path)),
       log: options.log,
     });
   }
@@ -202,14 +209,12 @@ export class WebhookServer {
     return this.#server;
   }
 
-  /** Listens, and serves once a certificate is at hand (looked for again every `reloadMs`). */
-  async start(): Promise<void> {
-    await this.#server.start();
-    this.#options.log.info("serving webhooks on {address}", {
-      what: "webhooks",
-      address: `${this.#options.bind.hostname}:${this.port}`,
-      port: this.port,
-    });
+  /**
+   * Listens, and serves once a certificate is at hand (looked for again every `reloadMs`); whoever
+   * starts it says where, and whether it serves yet (`problem`).
+   */
+  start(): Promise<void> {
+    return this.#server.start();
   }
 
   /** Stops accepting, lets the requests in flight finish, then closes what is left. */
@@ -223,12 +228,21 @@ export class WebhookServer {
   }
 
   async #counted(route: string, answer: () => Promise<unknown>): Promise<Response> {
+    // Named by route, never by what a caller sent: its spans, like its counts, stay few.
+    const span = operatorTracer().startSpan(`webhook ${route}`, {
+      kind: SpanKind.SERVER,
+      attributes: { "webhook.route": route },
+    });
     try {
-      const review = await answer();
+      const review = await withSpan(span, answer);
       this.#count(route, "answered");
+      const allowed = (review as { response?: { allowed?: unknown } })?.response?.allowed;
+      if (typeof allowed === "boolean") span.setAttribute("webhook.allowed", allowed);
+      endSpan(span);
       return Response.json(review);
     } catch (error) {
       this.#count(route, "failed");
+      endSpan(span, error);
       throw error;
     }
   }

@@ -2,7 +2,7 @@ import { expect } from "expect";
 import type { KubeClient } from "../../kube/client.ts";
 import { CONFIG_MAP } from "../../kube/kinds.ts";
 import { createServingPki } from "../../testing/control_plane_pki.ts";
-import { log } from "../observe/mod.ts";
+import { log, Registry } from "../observe/mod.ts";
 import { definePlugin } from "../plugin/mod.ts";
 import { Store } from "../cache/mod.ts";
 import { WebhookServer } from "./webhook_server.ts";
@@ -21,10 +21,12 @@ const plugin = definePlugin({
 Deno.test("admission: defaulting answers a JSON patch, validation warnings and refusals", async () => {
   const pki = await createServingPki();
   const serving = await pki.issue();
+  const registry = new Registry();
   const server = new WebhookServer({
     bind: { hostname: "127.0.0.1", port: 0 },
     plugins: [plugin],
     certificate: () => Promise.resolve(serving),
+    registry,
     context: {
       client: {} as KubeClient,
       cache: (resource) => new Store(resource),
@@ -88,6 +90,29 @@ Deno.test("admission: defaulting answers a JSON patch, validation warnings and r
       "/validate/labeller takes an AdmissionReview (admission.k8s.io/v1), not something else\n",
     );
     expect(server.problem).toBeUndefined();
+    // controller-runtime's webhook metrics, by route: a denial is an answer (200), a review that
+    // is not one is not; the caller's made-up path is nowhere.
+    const metrics = registry.render();
+    const series = (name: string) =>
+      [...metrics.matchAll(new RegExp(`^${name}(\\{[^}]*\\})? (\\S+)$`, "gm"))]
+        .map(([, labels, value]) => `${labels} ${value}`);
+    expect(series("controller_runtime_webhook_requests_total")).toEqual([
+      '{webhook="/mutate/labeller",code="200"} 1',
+      '{webhook="/validate/labeller",code="200"} 2',
+      '{webhook="/validate/labeller",code="400"} 1',
+    ]);
+    expect(series("controller_runtime_webhook_latency_seconds_count")).toEqual([
+      '{webhook="/mutate/labeller"} 1',
+      '{webhook="/validate/labeller"} 3',
+    ]);
+    expect(series("controller_runtime_webhook_requests_in_flight")).toEqual([
+      '{webhook="/convert"} 0',
+      '{webhook="/mutate/labeller"} 0',
+      '{webhook="/validate/labeller"} 0',
+    ]);
+    expect(metrics).not.toContain("nobody");
+    const expiry = series("serving_certificate_expiration_timestamp_seconds");
+    expect(expiry).toEqual([expect.stringMatching(/^\{server="webhooks"\} \d{10}$/)]);
   } finally {
     client.close();
     await server.stop();

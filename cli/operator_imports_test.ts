@@ -42,10 +42,10 @@ async function staticPackages(...entries: string[]): Promise<string[]> {
   return [...packages].sort();
 }
 
-Deno.test("run loads no library it does not use: only the logger and node's built-ins", async () => {
+Deno.test("run loads no library it does not use: the logger, the tracing API and node's built-ins", async () => {
   for (const entry of ["main.ts", "cli/commands/run.ts"]) {
     const packages = await staticPackages(entry);
     expect({ entry, npm: packages.filter((p) => p.startsWith("npm:")) })
-      .toEqual({ entry, npm: ["npm:@logtape/logtape"] });
+      .toEqual({ entry, npm: ["npm:@logtape/logtape", "npm:@opentelemetry/api"] });
   }
 });

@@ -124,11 +124,18 @@ export async function writesOf(plane: ControlPlane, username: string): Promise<A
   return (await plane.auditEvents()).filter((e) => e.user.username === username && isWork(e));
 }
 
-/** Waits until `username` has written nothing for 5 s. */
+/**
+ * How long an operator must have written nothing to be done. Longer than the gaps in its work on
+ * a busy machine: a status waits on the DaemonSet controller, which at 10,000 DaemonSets falls
+ * minutes behind and may pause for seconds; 5 s once cut a run short with 1297 writes to come.
+ */
+export const QUIET_MS = 20_000;
+
+/** Waits until `username` has written nothing for QUIET_MS. */
 export async function waitForQuiet(plane: ControlPlane, username: string): Promise<void> {
   for (;;) {
     await sleep(5_000);
     const writes = await writesOf(plane, username);
-    if (!writes.length || Date.now() - at(writes.at(-1)!) > 5_000) return;
+    if (!writes.length || Date.now() - at(writes.at(-1)!) > QUIET_MS) return;
   }
 }

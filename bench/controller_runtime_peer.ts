@@ -13,7 +13,9 @@ import { freePorts } from "../testing/ports.ts";
 import { sleep } from "../util/sleep.ts";
 import { cpuOf, rssSampler } from "./process_stats.ts";
 import {
+  measureReference,
   populate,
+  type ReferenceFigures,
   type ScaleCluster,
   startPlane,
   waitForChildren,
@@ -66,6 +68,11 @@ export interface PeerFigures extends WriteFigures {
   /** Until every child exists: the control plane's CPU and the peer's. */
   childrenCpu: { seconds: number; controlPlane: number; operator: number };
   perPtemplate: Record<string, number>;
+  /** The raw client on the peer's control plane right after it: the hour's limit. */
+  referenceSeconds: number;
+  referenceCpu: ReferenceFigures;
+  /** The children's time over the raw client's, in the same hour. */
+  childrenRatio: number;
 }
 
 const NAMESPACE_NAME = "controller-runtime-peer-system";
@@ -219,13 +226,18 @@ export async function measurePeer(
     };
     await rss.stop();
     await peer.stop();
+    const writes = writeFigures(await plane.auditEvents(), {
+      username: USERNAME,
+      since: peer.spawned,
+      count: cluster.count,
+    });
+    const reference = await measureReference(plane, cluster);
     return {
       ...figures,
-      ...writeFigures(await plane.auditEvents(), {
-        username: USERNAME,
-        since: peer.spawned,
-        count: cluster.count,
-      }),
+      ...writes,
+      referenceSeconds: reference.seconds,
+      referenceCpu: reference,
+      childrenRatio: writes.childrenSeconds / reference.seconds,
     };
   } finally {
     await plane.stop();

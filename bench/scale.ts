@@ -26,10 +26,6 @@
  * workers (controller-runtime's MaxConcurrentReconciles; its default is 1).
  */
 import { parseArgs } from "node:util";
-import { MODULE } from "../crds/kmm_module.ts";
-import type { Unstructured } from "../kube/object.ts";
-import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
 import {
@@ -43,14 +39,12 @@ import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime
 import { CpuLimit } from "./cpu_limit.ts";
 import { cpuOf, rssSampler } from "./process_stats.ts";
 import {
+  measureReference,
   populate,
   type ScaleCluster,
-  selectorOf,
   startPlane,
   waitForChildren,
   waitForQuiet,
-  wide,
-  WIDTH,
   writesOf,
 } from "./scale_cluster.ts";
 import {
@@ -310,28 +304,9 @@ try {
   }
 
   // The reference: the same 2N objects from a plain client, 16 at a time.
-  await admin.create(NAMESPACE, { metadata: { name: "reference" } });
-  const selector = selectorOf(CLUSTER);
-  const referenceObjects = Array.from({ length: COUNT }, (_, i) => {
-    const pt = {
-      metadata: { name: `pt-${i}`, namespace: "reference", uid: crypto.randomUUID() },
-      spec: { selector, maxdev: 4 },
-    };
-    return [moduleFor(pt), daemonSetFor(pt)] as const;
-  }).flat();
-  const referenceStarted = performance.now();
-  const referencePlane = await cpuOf(plane.pids());
-  const referenceClient = await cpuOf([Deno.pid]);
-  await wide(referenceObjects.length, WIDTH, (i) => {
-    const object = referenceObjects[i];
-    return admin.create(object.kind === "Module" ? MODULE : DAEMON_SET, object as Unstructured);
-  });
-  result.referenceSeconds = (performance.now() - referenceStarted) / 1000;
-  result.referenceCpu = {
-    seconds: result.referenceSeconds,
-    controlPlane: await cpuOf(plane.pids()) - referencePlane,
-    client: await cpuOf([Deno.pid]) - referenceClient,
-  };
+  const reference = await measureReference(plane, CLUSTER);
+  result.referenceSeconds = reference.seconds;
+  result.referenceCpu = reference;
   result.childrenRatio = (result.childrenSeconds as number) / (result.referenceSeconds as number);
 } finally {
   await plane.stop();

@@ -11,7 +11,9 @@ import type { Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import type { AuditEvent } from "../testing/audit_log.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
+import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
 import { sleep } from "../util/sleep.ts";
+import { cpuOf } from "./process_stats.ts";
 import { at, isWork } from "./scale_figures.ts";
 
 /** What the cluster holds before an operator starts. */
@@ -138,4 +140,44 @@ export async function waitForQuiet(plane: ControlPlane, username: string): Promi
     const writes = await writesOf(plane, username);
     if (!writes.length || Date.now() - at(writes.at(-1)!) > QUIET_MS) return;
   }
+}
+
+/** How long a raw client took to make the same children, and the CPU that went into it. */
+export interface ReferenceFigures {
+  seconds: number;
+  controlPlane: number;
+  client: number;
+}
+
+/**
+ * The raw client: the same 2N children from a plain client, 16 at a time, in namespace
+ * `reference` of `plane`, measured right after an operator's run on it: what the API server can
+ * do in that hour, the limit for every operator.
+ */
+export async function measureReference(
+  plane: ControlPlane,
+  cluster: ScaleCluster,
+): Promise<ReferenceFigures> {
+  const admin = plane.client();
+  await admin.create(NAMESPACE, { metadata: { name: "reference" } });
+  const selector = selectorOf(cluster);
+  const objects = Array.from({ length: cluster.count }, (_, i) => {
+    const pt = {
+      metadata: { name: `pt-${i}`, namespace: "reference", uid: crypto.randomUUID() },
+      spec: { selector, maxdev: 4 },
+    };
+    return [moduleFor(pt), daemonSetFor(pt)] as const;
+  }).flat();
+  const started = performance.now();
+  const planeBefore = await cpuOf(plane.pids());
+  const clientBefore = await cpuOf([Deno.pid]);
+  await wide(objects.length, WIDTH, (i) => {
+    const object = objects[i];
+    return admin.create(object.kind === "Module" ? MODULE : DAEMON_SET, object as Unstructured);
+  });
+  return {
+    seconds: (performance.now() - started) / 1000,
+    controlPlane: await cpuOf(plane.pids()) - planeBefore,
+    client: await cpuOf([Deno.pid]) - clientBefore,
+  };
 }

@@ -67,6 +67,7 @@ Deno.test("per-Ptemplate work reads controller-runtime's metric names, with or w
 Deno.test("ratios are ours over theirs: below 1 is ours smaller", () => {
   const ours = {
     childrenSeconds: 30,
+    childrenRatio: 1.5,
     peakRssMiB: 150,
     emptyRssMiB: 50,
     cpuSeconds: 60,
@@ -74,6 +75,7 @@ Deno.test("ratios are ours over theirs: below 1 is ours smaller", () => {
   };
   const theirs = {
     childrenSeconds: 40,
+    childrenRatio: 1.2,
     peakRssMiB: 300,
     emptyRssMiB: 25,
     cpuSeconds: 48,
@@ -81,6 +83,7 @@ Deno.test("ratios are ours over theirs: below 1 is ours smaller", () => {
   };
   expect(ratios(ours, theirs)).toEqual({
     childrenSeconds: 0.75,
+    childrenRatio: 1.25,
     peakRssMiB: 0.5,
     emptyRssMiB: 2,
     cpuSeconds: 1.25,

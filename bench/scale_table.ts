@@ -82,6 +82,7 @@ export function rowsOf(result: Record<string, unknown>): string[][] {
 
 const LABELS: Record<typeof COMPARED[number], [string, (n: number) => string]> = {
   childrenSeconds: ["all children exist", (n) => `${n.toFixed(1)} s`],
+  childrenRatio: ["children / raw client, same hour", (n) => `${n.toFixed(2)}×`],
   peakRssMiB: ["peak RSS", (n) => `${n.toFixed(1)} MiB`],
   emptyRssMiB: ["RSS, empty cluster", (n) => `${n.toFixed(1)} MiB`],
   cpuSeconds: ["CPU", (n) => `${n.toFixed(1)} s`],

@@ -43,10 +43,14 @@ export function importsFor(runtime: string): Record<string, string> {
   };
 }
 
-/** The permission flags of one of our tasks, without its module. */
+/**
+ * The permission flags of one of our tasks, with its V8 flags and runtime options, without its
+ * module.
+ */
 function permissionsOf(task: "start" | "compile" | "test" | "bundle"): string {
   const command = denoJson.tasks[task].command.split(/\s+/);
-  return command.filter((word) => /^--(allow|deny)-|^--v8-flags=--max/.test(word)).join(" ");
+  return command.filter((word) => /^--(allow|deny)-|^--v8-flags=--max|^--no-code-cache$/.test(word))
+    .join(" ");
 }
 
 /**

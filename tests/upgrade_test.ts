@@ -130,7 +130,7 @@ interface Replica {
 }
 
 /** What this version's pods' names begin with. */
-const NOW_POD = "ptemplate-operator-0-3-";
+const NOW_POD = "ptemplate-operator-now-";
 /**
  * 0.2 names its Lease identity after the host (in a pod, the pod's name): its token is bound to a
  * pod of the host's name, as a kubelet's would be, so that the leader fence lets its writes through.

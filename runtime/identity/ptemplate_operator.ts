@@ -17,7 +17,7 @@ export const PTEMPLATE_OPERATOR: OperatorIdentity = defineOperator({
   established: {
     objectDomain: "operator.ptemplate.dev",
     // 0.2 finalizes only what holds its own name: with another, an object finalized by this
-    // version could not be deleted after a rollback. Builds between 0.2 and 0.3 used the object
+    // version could not be deleted after a rollback. Unreleased builds after 0.2 used the object
     // domain; objects holding that are ours too.
     finalizerDomain: "operator.pt.example.com",
     legacyFinalizerDomains: ["operator.ptemplate.dev"],

@@ -1,5 +1,5 @@
 /**
- * The shard fence the API server keeps (cli/shard_fence_policy.ts): as the operator's pods, with
+ * The shard fence the API server keeps (cli/manifests/shard_fence_policy.ts): as the operator's pods, with
  * pod-bound tokens, a child of a ring is written only by the holder of its shard's Lease, at every
  * boundary of the split the runtime computes (kube/shard_range.ts); what is not a child, a member's
  * Lease, another ring and callers that are not its pods pass; a shard handed over moves the right
@@ -8,7 +8,7 @@
  * read for ever.
  */
 import { expect } from "expect";
-import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
+import { shardFencePolicy } from "../cli/manifests/shard_fence_policy.ts";
 import {
   CONFIG_MAP,
   type KubeClient,

@@ -2,7 +2,7 @@
 /**
  * `<pod>_<random>`: unique per process, readable in `kubectl get lease`. The pod is `POD_NAME`
  * (the Deployment sets it from the downward API), else the hostname: the API server's leader fence
- * (cli/leader_fence_policy.ts) matches the holder's prefix against the pod named in the writer's
+ * (cli/manifests/leader_fence_policy.ts) matches the holder's prefix against the pod named in the writer's
  * token, and a hostname is not the pod's name under hostNetwork or past 63 characters.
  */
 export function defaultIdentity(): string {

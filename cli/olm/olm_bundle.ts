@@ -13,14 +13,13 @@ import {
   PTEMPLATE_OPERATOR,
   rbacRules,
 } from "../../runtime/mod.ts";
-import type { CatalogEntry } from "../plugin_loading/plugin_catalog.ts";
-import { type OpenApiSchema, storedVersion } from "../../kube/custom_resource_definition.ts";
 import {
+  type CatalogEntry,
   conversionCrdNames,
-  crdsOf,
   crdsWithConversion,
 } from "../plugin_loading/plugin_catalog.ts";
 import { listingOf } from "./olm_listing.ts";
+import { type Owned, ownedCrds } from "./owned_crds.ts";
 import { webhookConfigurations } from "../manifests/webhook_manifests.ts";
 
 /** Not yet `stable`: the API is v1alpha1/v1beta1. */
@@ -205,81 +204,6 @@ function catalogEntry(options: BundleOptions, csv: Unstructured): string {
     },
   ];
   return documents.map((d) => stringify(d, { lineWidth: 0 })).join("---\n");
-}
-
-interface Descriptor {
-  path: string;
-  displayName: string;
-  description: string;
-  "x-descriptors"?: string[];
-}
-
-interface Owned {
-  name: string;
-  version: string;
-  kind: string;
-  displayName: string;
-  description: string;
-  resources: { kind: string; name: string; version: string }[];
-  specDescriptors: Descriptor[];
-  statusDescriptors: Descriptor[];
-}
-
-type Schema = OpenApiSchema;
-
-/** "requiredDevices" → "Required Devices". */
-function displayName(name: string): string {
-  const words = name.replace(/([a-z])([A-Z])/g, "$1 $2");
-  return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
-/** One descriptor per top-level field, with the schema's description. */
-function descriptors(schema: Schema | undefined, status: boolean): Descriptor[] {
-  return Object.entries(schema?.properties ?? {}).map(([path, field]) => ({
-    path,
-    displayName: displayName(path),
-    description: field.description ?? "",
-    ...(status && path === "conditions"
-      ? { "x-descriptors": ["urn:alm:descriptor:io.kubernetes.conditions"] }
-      : {}),
-  }));
-}
-
-/** The kinds a plugin creates, as the CSV lists them under an owned CRD. */
-function resourcesOf(plugins: Plugin[]): Owned["resources"] {
-  const seen = new Map<string, Owned["resources"][number]>();
-  for (const plugin of plugins) {
-    for (const owned of plugin.owns ?? []) {
-      const resource = "resource" in owned ? owned.resource : owned;
-      seen.set(resource.kind, {
-        kind: resource.kind,
-        name: `${resource.plural}${resource.group ? `.${resource.group}` : ""}`,
-        version: resource.version,
-      });
-    }
-  }
-  return [...seen.values()];
-}
-
-function ownedCrds(catalog: CatalogEntry[]): Owned[] {
-  return crdsOf(catalog).map((crd) => {
-    const spec = crd.spec as { names: { kind: string } };
-    const { name: version, schema: root } = storedVersion(crd);
-    const plugins = catalog.filter((e) =>
-      e.crds.some((c) => c.metadata?.name === crd.metadata?.name)
-    )
-      .map((e) => e.plugin);
-    return {
-      name: crd.metadata!.name!,
-      version,
-      kind: spec.names.kind,
-      displayName: displayName(spec.names.kind),
-      description: root.description ?? `A ${spec.names.kind}.`,
-      resources: resourcesOf(plugins),
-      specDescriptors: descriptors(root.properties?.spec, false),
-      statusDescriptors: descriptors(root.properties?.status, true),
-    };
-  });
 }
 
 /**

@@ -31,7 +31,8 @@ export interface OperatorOptions {
   operator?: OperatorIdentity;
   /**
    * The plugins this binary carries (their CRDs, whether each runs by default); default ours
-   * (cli/plugin_loading/plugin_catalog.ts). Every command works with these: run, crds, rbac, install, bundle.
+   * (cli/plugin_loading/plugin_catalog.ts). Every command works with these: run, crds, rbac,
+   * install, bundle.
    */
   catalog?: CatalogEntry[];
 }

@@ -76,7 +76,8 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const { test, binaries, image, publish } = workflow.jobs;
   // Nothing is built before the tag is checked and the suite passed, the way CI runs it.
   const gate = test.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
-  // The check itself is cli/release/release_version.ts, run as the workflow runs it by release_workflow_test.
+  // The check itself is cli/release/release_version.ts, run as the workflow runs it by
+  // release_workflow_test.
   expect(gate).toContain(
     'deno run --allow-read cli/release/release_version.ts --tag "${GITHUB_REF_NAME}"',
   );

@@ -1,4 +1,4 @@
-/** What a subcommand is: one line of help, its flags (cli/command/flag_table.ts), and what it does. */
+/** What a subcommand is: one line of help, its flags (flag_table.ts), and what it does. */
 import type { OperatorIdentity } from "../../runtime/mod.ts";
 import type { CatalogEntry } from "../plugin_loading/plugin_catalog.ts";
 import type { PLUGINS } from "./flag_table.ts";

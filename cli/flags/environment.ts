@@ -1,6 +1,6 @@
 /**
- * Reads the environment variables a command declares (cli/command/flag_table.ts), each held to its rule
- * as a flag's value is: one that breaks it is a UsageError naming the variable, the value and
+ * Reads the environment variables a command declares (cli/command/flag_table.ts), each held to its
+ * rule as a flag's value is: one that breaks it is a UsageError naming the variable, the value and
  * the fix, before anything starts.
  */
 import { UsageError } from "./flags.ts";

@@ -27,7 +27,7 @@ const BACKUP_CRD = {
 const plugin = (name: string, owns: (typeof DEPLOYMENT | typeof CONFIG_MAP)[]) =>
   definePlugin({ name, for: NAMESPACE, owns, reconcile: () => {} });
 
-Deno.test("an owned CRD: its stored version, names, a descriptor per field, what its plugins create", () => {
+Deno.test("an owned CRD: stored version, names, a descriptor per field, what its plugins make", () => {
   const catalog = [
     { plugin: plugin("a", [DEPLOYMENT]), crds: [BACKUP_CRD], enabledByDefault: true },
     { plugin: plugin("b", [DEPLOYMENT, CONFIG_MAP]), crds: [BACKUP_CRD], enabledByDefault: false },

@@ -4,8 +4,8 @@
  * says it is. The release workflow runs this on the tag before anything is built, and takes the
  * release notes from it (`--notes`).
  *
- *   deno run --allow-read cli/release/release_version.ts [--tag vX.Y.Z]   # problems, exit 1 if any
- *   deno run --allow-read cli/release/release_version.ts --notes          # the version's CHANGELOG section
+ *   deno run --allow-read cli/release/release_version.ts [--tag vX.Y.Z]  # problems, exit 1 if any
+ *   deno run --allow-read cli/release/release_version.ts --notes  # the version's CHANGELOG section
  */
 
 /** What a release is checked against. */

@@ -1,7 +1,8 @@
 /**
- * docs/reference/flags.md from the flag table (cli/command/flag_table.ts) through the commands that use
- * it (cli/operator.ts loads each): every command, every flag with its value, default, rule and help, and the
- * environment `run` reads. Nothing here names a flag: a flag added to the table is on the page.
+ * docs/reference/flags.md from the flag table (cli/command/flag_table.ts) through the commands that
+ * use it (cli/operator.ts loads each): every command, every flag with its value, default, rule and
+ * help, and the environment `run` reads. Nothing here names a flag: a flag added to the table is on
+ * the page.
  */
 import { loadAllCommands } from "../../cli/operator.ts";
 import type { Command } from "../../cli/command/command.ts";

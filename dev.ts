@@ -13,7 +13,7 @@ import {
   SERVICE_ACCOUNT,
   type Unstructured,
 } from "./kube/mod.ts";
-import { metricsRoles } from "./cli/rbac_manifests.ts";
+import { metricsRoles } from "./cli/manifests/rbac_manifests.ts";
 import { METRICS_READER_RULES, PTEMPLATE_OPERATOR } from "./runtime/mod.ts";
 import { main } from "./main.ts";
 import { ControlPlane } from "./testing/control_plane.ts";

@@ -1,11 +1,11 @@
 /**
  * The ptemplate-operator command line: run the operator, print or install its CRDs and RBAC,
  * write its OLM bundle, say its version. The commands are cli/commands/, their flags
- * cli/flag_table.ts, and the dispatch cli/operator.ts, which own binaries call too.
+ * cli/command/flag_table.ts, and the dispatch cli/operator.ts, which own binaries call too.
  */
 import { type OperatorOptions, runOperator } from "./cli/operator.ts";
-import type { CatalogEntry } from "./cli/plugin_catalog.ts";
-import { VERSION } from "./cli/version.ts";
+import type { CatalogEntry } from "./cli/plugin_loading/plugin_catalog.ts";
+import { VERSION } from "./cli/release/version.ts";
 
 export { VERSION };
 export type { CatalogEntry, OperatorOptions };

@@ -24,14 +24,14 @@ export {
   typeFiles,
   typesBesidePlugin,
   writeFiles,
-} from "./cli/crd_files.ts";
-export { rbacFile } from "./cli/rbac_file.ts";
+} from "./cli/manifests/crd_files.ts";
+export { rbacFile } from "./cli/manifests/rbac_file.ts";
 export { type Conversion } from "./runtime/webhooks/mod.ts";
 
 // Its deploy and OLM bundle, built and checked as its own.
-export { type BundleFile, type BundleOptions, olmBundle } from "./cli/olm_bundle.ts";
-export { bundleChecks, type CheckResult } from "./cli/olm_checks.ts";
-export { readExamples } from "./cli/olm_listing.ts";
+export { type BundleFile, type BundleOptions, olmBundle } from "./cli/olm/olm_bundle.ts";
+export { bundleChecks, type CheckResult } from "./cli/olm/olm_checks.ts";
+export { readExamples } from "./cli/olm/olm_listing.ts";
 export { PLUGIN_API_VERSION, type PluginApiVersion } from "./runtime/plugin/mod.ts";
 
 // Starting the manager yourself.

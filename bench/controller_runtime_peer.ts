@@ -5,7 +5,7 @@
  * control plane holding what ours met, and is measured as ours is: RSS against the empty
  * cluster, then from start to quiet over the Ptemplates, with its own ServiceAccount and RBAC.
  */
-import { CONNECTION } from "../cli/flag_table.ts";
+import { CONNECTION } from "../cli/command/flag_table.ts";
 import { CLUSTER_ROLE, CLUSTER_ROLE_BINDING } from "../kube/kinds.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { CONTROLLER_RUNTIME_PEER_VERSION, findBinaries } from "../testing/binaries.ts";

@@ -7,16 +7,16 @@
  */
 import { KubeconfigError } from "../kube/mod.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR, runPluginHost } from "../runtime/mod.ts";
-import type { Command, CommandContext } from "./command.ts";
-import { RUN } from "./flag_table.ts";
-import { describeFlags, parseFlags, UsageError } from "./flags.ts";
+import type { Command, CommandContext } from "./command/command.ts";
+import { RUN } from "./command/flag_table.ts";
+import { describeFlags, parseFlags, UsageError } from "./flags/flags.ts";
 import {
   builtInCatalog,
   type CatalogEntry,
   selectPlugins,
   withLoadedPlugins,
-} from "./plugin_catalog.ts";
-import { PLUGIN_HOST_COMMAND } from "./plugin_isolation.ts";
+} from "./plugin_loading/plugin_catalog.ts";
+import { PLUGIN_HOST_COMMAND } from "./plugin_loading/plugin_isolation.ts";
 
 export type { CatalogEntry };
 
@@ -31,7 +31,8 @@ export interface OperatorOptions {
   operator?: OperatorIdentity;
   /**
    * The plugins this binary carries (their CRDs, whether each runs by default); default ours
-   * (cli/plugin_catalog.ts). Every command works with these: run, crds, rbac, install, bundle.
+   * (cli/plugin_loading/plugin_catalog.ts). Every command works with these: run, crds, rbac,
+   * install, bundle.
    */
   catalog?: CatalogEntry[];
 }
@@ -99,7 +100,7 @@ export async function runOperator(
   const rest = named ? args.slice(1) : args;
   if (rest[0] === "--") rest.shift();
   // Not a command for people: the operator starts itself so to run a plugin's Worker in a
-  // process it can kill (cli/plugin_isolation.ts).
+  // process it can kill (cli/plugin_loading/plugin_isolation.ts).
   if (name === PLUGIN_HOST_COMMAND) return await runPluginHost();
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const load = COMMANDS[name];
@@ -122,7 +123,9 @@ export async function runOperator(
     catalog: async (values) => {
       // The loader (and its module lexer) only when there is a `--plugin` to load.
       const loaded = values.plugin?.length
-        ? await (await import("./plugin_loading.ts")).loadPluginModules(values.plugin)
+        ? await (await import("./plugin_loading/plugin_loading.ts")).loadPluginModules(
+          values.plugin,
+        )
         : [];
       return selectPlugins(withLoadedPlugins(carried, loaded), values.plugins);
     },

@@ -3,7 +3,7 @@
  * module proxy like the control plane): the CSV, CRD, bundle, OperatorHub, capabilities,
  * categories and good-practices suites, on an OLM bundle's files as `bundle` writes them.
  */
-import type { BundleFile } from "../cli/olm_bundle.ts";
+import type { BundleFile } from "../cli/olm/olm_bundle.ts";
 import { findBinaries, KUBERNETES_VERSION } from "./binaries.ts";
 
 /** What the validators said: exit code 0 and no output is a clean bundle. */

@@ -12,7 +12,7 @@ import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
-import { VERSION } from "../cli/version.ts";
+import { VERSION } from "../cli/release/version.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
 import { deploymentArgs, kustomize } from "./fixtures/manifests.ts";
 import { insecureFetch } from "./fixtures/insecure_fetch.ts";

@@ -9,7 +9,7 @@
  */
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
-import { INJECT_CA_FROM, WEBHOOK_SERVICE } from "../cli/webhook_files.ts";
+import { INJECT_CA_FROM, WEBHOOK_SERVICE } from "../cli/manifests/webhook_files.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";

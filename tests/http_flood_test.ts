@@ -13,7 +13,7 @@
  * Ptemplates made during the flood are reconciled. Rates and latencies are printed, not asserted.
  */
 import { expect } from "expect";
-import { webhookConfigurations } from "../cli/webhook_manifests.ts";
+import { webhookConfigurations } from "../cli/manifests/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { DAEMON_SET, NAMESPACE, VALIDATING_WEBHOOK_CONFIGURATION } from "../kube/kinds.ts";

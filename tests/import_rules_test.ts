@@ -1,8 +1,9 @@
 /**
  * The dependency rules, checked on the real import graph: the folders depend one way (util ← kube
- * ← runtime ← mod.ts ← reconcilers, plugins ← cli, main.ts), and inside `runtime/` the rooms do too. Each room
- * names the rooms it may use, all earlier in the list, so no cycle can form; outside code (another
- * room, the manager, the tests, the CLI) reaches a room only through its `mod.ts`, its contract.
+ * ← runtime ← mod.ts ← reconcilers, plugins ← cli, main.ts), and inside `runtime/` and `cli/` the
+ * rooms do too. Each room names the rooms it may use, all earlier in the list, so no cycle can
+ * form; outside code (another room, the manager, the tests, the CLI) reaches a runtime room only
+ * through its `mod.ts`, its contract.
  */
 import { expect } from "expect";
 
@@ -41,6 +42,43 @@ export const ROOMS: { room: string; uses: string[] }[] = [
 ];
 
 /**
+ * The rooms of `cli/`, in their one-way order (the same rule as the runtime's, without a `mod.ts`
+ * per room: the CLI is an application, not a contract). Why this order: reading flags and the
+ * environment knows no command; the release (version, where the runtime is published) and the
+ * plugin catalog only refuse bad input through it; what the stored objects would be refused needs
+ * nothing of ours; the manifests (CRDs, RBAC, webhooks, fences) are made from the catalog; the OLM
+ * bundle and the scaffold of an own operator are made of manifests; the flag table names defaults
+ * from the release and the webhooks, and what a command is names the catalog; `run`'s parts read
+ * the table. `commands/` (one file per subcommand) may use every room, and no room uses it or the
+ * entry on top (`cli/operator.ts`).
+ */
+export const CLI_ROOMS: { room: string; uses: string[] }[] = [
+  { room: "flags", uses: [] },
+  { room: "release", uses: ["flags"] },
+  { room: "plugin_loading", uses: ["flags"] },
+  { room: "refusals", uses: [] },
+  { room: "manifests", uses: ["plugin_loading"] },
+  { room: "olm", uses: ["plugin_loading", "manifests"] },
+  { room: "scaffold", uses: ["release", "manifests"] },
+  { room: "command", uses: ["flags", "release", "plugin_loading", "manifests"] },
+  { room: "run", uses: ["flags", "command"] },
+  {
+    room: "commands",
+    uses: [
+      "flags",
+      "release",
+      "plugin_loading",
+      "refusals",
+      "manifests",
+      "olm",
+      "scaffold",
+      "command",
+      "run",
+    ],
+  },
+];
+
+/**
  * The top folders, and which of them each may import (besides itself); the runtime reads its own
  * version from deno.json (our identity, runtime/identity/).
  */
@@ -53,17 +91,49 @@ const FOLDERS: Record<string, string[]> = {
 /** One import: the importing file and the file it names, both relative to the repository. */
 export type Edge = [from: string, to: string];
 
-/** Every broken rule among `edges`, in words; empty when the graph keeps them all. */
-export function importViolations(edges: Edge[], rooms = ROOMS): string[] {
+/** Each room of `rooms` that names a room not before it (which would allow a cycle). */
+function orderViolations(rooms: { room: string; uses: string[] }[], label: string): string[] {
   const out: string[] = [];
   const order = new Map(rooms.map((r, i) => [r.room, i]));
   for (const [i, { room, uses }] of rooms.entries()) {
     for (const used of uses) {
       if (!((order.get(used) ?? Infinity) < i)) {
-        out.push(`room ${room} may use only rooms before it, not ${used}`);
+        out.push(`${label} ${room} may use only rooms before it, not ${used}`);
       }
     }
   }
+  return out;
+}
+
+/**
+ * Every broken rule of `cli/`'s rooms among `edges`, in words. They bind what the CLI carries: a
+ * test beside the code may take real inputs from any room (the built-in catalog), the entry on top
+ * and tests/fixtures/.
+ */
+function cliViolations(edges: Edge[], rooms: { room: string; uses: string[] }[]): string[] {
+  const out = orderViolations(rooms, "cli room");
+  const roomOf = (path: string) => path.match(/^cli\/([a-z_]+)\//)?.[1];
+  for (const [from, to] of edges) {
+    if (!from.startsWith("cli/") || /_(test|bench)\.ts$/.test(from)) continue;
+    const source = roomOf(from);
+    const target = roomOf(to);
+    if (source && target && source !== target) {
+      if (!rooms.find((r) => r.room === source)?.uses.includes(target)) {
+        out.push(`${from} imports ${to}: cli room ${source} may not use cli room ${target}`);
+      }
+    } else if (source && !target && to.startsWith("cli/")) {
+      out.push(`${from} imports ${to}: a cli room never imports what sits on top of it`);
+    }
+    if (/^(tests|bench)\//.test(to)) {
+      out.push(`${from} imports ${to}: cli/ never imports tests/ or bench/ (its tests may)`);
+    }
+  }
+  return out;
+}
+
+/** Every broken rule among `edges`, in words; empty when the graph keeps them all. */
+export function importViolations(edges: Edge[], rooms = ROOMS, cliRooms = CLI_ROOMS): string[] {
+  const out = [...orderViolations(rooms, "room"), ...cliViolations(edges, cliRooms)];
   const roomOf = (path: string) => path.match(/^runtime\/([a-z_]+)\//)?.[1];
   for (const [from, to] of edges) {
     const source = roomOf(from);
@@ -119,17 +189,20 @@ async function filesUnder(folder: string): Promise<string[]> {
   return out;
 }
 
+const exists = (url: URL) => Deno.stat(url).then(() => true, () => false);
+
 /** The repository's relative imports (static and dynamic), resolved to paths. */
 async function importGraph(): Promise<Edge[]> {
   const edges: Edge[] = [];
   for (const file of await filesUnder(".")) {
     const text = await Deno.readTextFile(new URL(file, root));
     const specifiers = text.matchAll(
-      /(?:^|\n)\s*(?:import|export)[^"';]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']/g,
+      /(?:^|\n)\s*(?:import|export)[^"';]*?from\s*["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']|(?:^|\n)\s*import\s*["'](\.[^"']+)["']/g,
     );
     for (const match of specifiers) {
-      const url = new URL(match[1] ?? match[2], new URL(file, root));
-      edges.push([file, url.pathname.slice(root.pathname.length)]);
+      const url = new URL(match[1] ?? match[2] ?? match[3], new URL(file, root));
+      // An import of a file that is not there is text a scaffold writes (checked where it lands).
+      if (await exists(url)) edges.push([file, url.pathname.slice(root.pathname.length)]);
     }
   }
   return edges;
@@ -178,6 +251,29 @@ Deno.test("the rules catch a wrong edge (checked on made-up graphs)", () => {
   expect(importViolations([], [{ room: "a", uses: ["b"] }, { room: "b", uses: ["a"] }])).toEqual([
     "room a may use only rooms before it, not b",
   ]);
+  // The CLI's rooms: one reaching a later room, or commands/, or the entry on top; code reaching
+  // the tests or the benchmarks; the runtime reaching the CLI; a cycle declared among cli rooms.
+  expect(importViolations([["cli/manifests/crd_files.ts", "cli/olm/olm_bundle.ts"]])).toEqual([
+    "cli/manifests/crd_files.ts imports cli/olm/olm_bundle.ts: cli room manifests may not use cli room olm",
+  ]);
+  expect(importViolations([["cli/run/run_checks.ts", "cli/commands/run.ts"]])).toEqual([
+    "cli/run/run_checks.ts imports cli/commands/run.ts: cli room run may not use cli room commands",
+  ]);
+  expect(importViolations([["cli/scaffold/scaffold_plugin.ts", "cli/operator.ts"]])).toEqual([
+    "cli/scaffold/scaffold_plugin.ts imports cli/operator.ts: a cli room never imports what sits on top of it",
+  ]);
+  expect(importViolations([
+    ["cli/plugin_loading/plugin_catalog.ts", "tests/fixtures/config_set.ts"],
+    ["cli/operator.ts", "bench/scale.ts"],
+  ])).toEqual([
+    "cli/plugin_loading/plugin_catalog.ts imports tests/fixtures/config_set.ts: cli/ never imports tests/ or bench/ (its tests may)",
+    "cli/operator.ts imports bench/scale.ts: cli/ never imports tests/ or bench/ (its tests may)",
+  ]);
+  expect(importViolations([["runtime/manager/manager.ts", "cli/flags/flags.ts"]])).toEqual([
+    "runtime/manager/manager.ts imports cli/flags/flags.ts: runtime/ may use only util, kube, deno.json",
+  ]);
+  expect(importViolations([], ROOMS, [{ room: "a", uses: ["b"] }, { room: "b", uses: [] }]))
+    .toEqual(["cli room a may use only rooms before it, not b"]);
   // And what the rules allow passes.
   expect(importViolations([
     ["runtime/reconcile/applier.ts", "runtime/cache/mod.ts"],
@@ -185,5 +281,11 @@ Deno.test("the rules catch a wrong edge (checked on made-up graphs)", () => {
     ["runtime/manager/manager.ts", "runtime/webhooks/mod.ts"],
     ["reconcilers/status_aggregator.ts", "mod.ts"],
     ["reconcilers/status_aggregator.ts", "reconcilers/consumer_diagnosis.ts"],
+    ["cli/commands/bundle.ts", "cli/olm/olm_bundle.ts"],
+    ["cli/olm/olm_bundle.ts", "cli/manifests/webhook_manifests.ts"],
+    ["cli/operator.ts", "cli/commands/run.ts"],
+    ["cli/refusals/refusals_as_new_test.ts", "cli/plugin_loading/plugin_catalog.ts"],
+    ["cli/commands/crds_test.ts", "cli/operator.ts"],
+    ["cli/plugin_loading/plugin_loading_test.ts", "tests/fixtures/config_set.ts"],
   ])).toEqual([]);
 });

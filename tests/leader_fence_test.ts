@@ -1,10 +1,11 @@
 /**
- * The leader fence the API server keeps (cli/leader_fence_policy.ts): as the operator's pods, with
- * pod-bound tokens, only the Lease's holder writes; the Lease, what every replica writes, and
- * anyone who is not one of its pods pass; the refusal names the pod, the Lease and its holder.
+ * The leader fence the API server keeps (cli/manifests/leader_fence_policy.ts): as the operator's
+ * pods, with pod-bound tokens, only the Lease's holder writes; the Lease, what every replica
+ * writes, and anyone who is not one of its pods pass; the refusal names the pod, the Lease and its
+ * holder.
  */
 import { expect } from "expect";
-import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
+import { leaderFencePolicy } from "../cli/manifests/leader_fence_policy.ts";
 import { CONFIG_MAP, type KubeClient, LEASE, SECRET } from "../kube/mod.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { grantClusterAdmin } from "../testing/service_account_identity.ts";

@@ -2,12 +2,12 @@
  * A leader frozen past its lease (SIGSTOP, as a VM pause or CPU starvation would) never writes
  * again once another instance has taken over, judged from the API server's audit log while the
  * objects it reconciles keep changing. The instances run as pods do, with pod-bound tokens, under
- * the leader fence the deploy installs (cli/leader_fence_policy.ts): a request the process had
- * handed to its HTTP client before it froze leaves as it wakes, and only the API server can refuse
- * it; every other write the operator must not even send.
+ * the leader fence the deploy installs (cli/manifests/leader_fence_policy.ts): a request the
+ * process had handed to its HTTP client before it froze leaves as it wakes, and only the API server
+ * can refuse it; every other write the operator must not even send.
  */
 import { expect } from "expect";
-import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
+import { leaderFencePolicy } from "../cli/manifests/leader_fence_policy.ts";
 import { policyResource } from "../kube/empty_value_policy.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { grantClusterAdmin } from "../testing/service_account_identity.ts";

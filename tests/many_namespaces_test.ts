@@ -10,8 +10,8 @@
 import { expect } from "expect";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
-import { builtInCatalog } from "../cli/plugin_catalog.ts";
-import { rbacManifests } from "../cli/rbac_manifests.ts";
+import { builtInCatalog } from "../cli/plugin_loading/plugin_catalog.ts";
+import { rbacManifests } from "../cli/manifests/rbac_manifests.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import { STREAMS_PER_CONNECTION } from "../kube/transport.ts";

@@ -7,8 +7,8 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
-import { type BundleFile, olmBundle } from "../cli/olm_bundle.ts";
-import { builtInCatalog, selectPlugins } from "../cli/plugin_catalog.ts";
+import { type BundleFile, olmBundle } from "../cli/olm/olm_bundle.ts";
+import { builtInCatalog, selectPlugins } from "../cli/plugin_loading/plugin_catalog.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, PTEMPLATE_V1BETA1 } from "../crds/ptemplate.ts";
 import type { KubeClient } from "../kube/client.ts";

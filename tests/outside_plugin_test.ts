@@ -6,7 +6,7 @@
  * over HTTP, resolves every module of the runtime's graph, dynamic imports included.
  */
 import { expect } from "expect";
-import { RELEASE_URL, RUNTIME_IMPORTS } from "../cli/scaffold_operator.ts";
+import { RELEASE_URL, RUNTIME_IMPORTS } from "../cli/scaffold/scaffold_operator.ts";
 import { runDocumented } from "./fixtures/documented_commands.ts";
 import { permissionFlags, spawnOperator } from "./fixtures/operator_command.ts";
 import { denoIn as deno } from "./fixtures/deno_in.ts";

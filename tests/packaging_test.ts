@@ -4,7 +4,7 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
-import { DENO_VERSION } from "../cli/version.ts";
+import { DENO_VERSION } from "../cli/release/version.ts";
 import { permissionFlags, taskEnv } from "./fixtures/operator_command.ts";
 
 const root = new URL("../", import.meta.url);
@@ -76,8 +76,11 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const { test, binaries, image, publish } = workflow.jobs;
   // Nothing is built before the tag is checked and the suite passed, the way CI runs it.
   const gate = test.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
-  // The check itself is cli/release_version.ts, run as the workflow runs it by release_workflow_test.
-  expect(gate).toContain('deno run --allow-read cli/release_version.ts --tag "${GITHUB_REF_NAME}"');
+  // The check itself is cli/release/release_version.ts, run as the workflow runs it by
+  // release_workflow_test.
+  expect(gate).toContain(
+    'deno run --allow-read cli/release/release_version.ts --tag "${GITHUB_REF_NAME}"',
+  );
   expect(gate).toContain("bash .ci/run");
   expect([binaries.needs, image.needs]).toEqual(["test", "test"]);
   const targets = binaries.strategy.matrix.include.map((m: { target: string }) => m.target);
@@ -105,7 +108,7 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   expect(publishSteps).toContain("sha256sum ptemplate-operator-* > SHA256SUMS");
   expect(publishSteps).toContain("dist/SHA256SUMS");
   // The notes are the version's CHANGELOG section; the bundle is built from deno.json's version.
-  expect(publishSteps).toContain("cli/release_version.ts --notes > dist/NOTES.md");
+  expect(publishSteps).toContain("cli/release/release_version.ts --notes > dist/NOTES.md");
   expect(imageSteps).toContain("version=$(jq -r .version deno.json)");
 });
 

@@ -7,7 +7,7 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
-import { VERSION } from "../cli/version.ts";
+import { VERSION } from "../cli/release/version.ts";
 import { freshClone } from "./fixtures/fresh_clone.ts";
 
 interface Step {

@@ -1,14 +1,14 @@
 /**
- * The shard fence the API server keeps (cli/shard_fence_policy.ts): as the operator's pods, with
- * pod-bound tokens, a child of a ring is written only by the holder of its shard's Lease, at every
- * boundary of the split the runtime computes (kube/shard_range.ts); what is not a child, a member's
- * Lease, another ring and callers that are not its pods pass; a shard handed over moves the right
- * to write with it; an unheld or missing shard Lease locks no one out. And a ring deletes the
- * shard Leases past its size that a larger ring's crashed replica left held, which the fence would
- * read for ever.
+ * The shard fence the API server keeps (cli/manifests/shard_fence_policy.ts): as the operator's
+ * pods, with pod-bound tokens, a child of a ring is written only by the holder of its shard's
+ * Lease, at every boundary of the split the runtime computes (kube/shard_range.ts); what is not a
+ * child, a member's Lease, another ring and callers that are not its pods pass; a shard handed over
+ * moves the right to write with it; an unheld or missing shard Lease locks no one out. And a ring
+ * deletes the shard Leases past its size that a larger ring's crashed replica left held, which the
+ * fence would read for ever.
  */
 import { expect } from "expect";
-import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
+import { shardFencePolicy } from "../cli/manifests/shard_fence_policy.ts";
 import {
   CONFIG_MAP,
   type KubeClient,

@@ -13,7 +13,7 @@
  * stay a dispute until one goes.
  */
 import { expect } from "expect";
-import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
+import { shardFencePolicy } from "../cli/manifests/shard_fence_policy.ts";
 import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
 import { CLUSTER_ROLE_BINDING, DAEMON_SET, LEASE, NAMESPACE } from "../kube/kinds.ts";

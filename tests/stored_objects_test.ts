@@ -10,10 +10,10 @@
  * that makes an object worse.
  */
 import { expect } from "expect";
-import { leaderFencePolicy } from "../cli/leader_fence_policy.ts";
-import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
-import { shardFencePolicy } from "../cli/shard_fence_policy.ts";
-import { webhookConfigurations } from "../cli/webhook_manifests.ts";
+import { leaderFencePolicy } from "../cli/manifests/leader_fence_policy.ts";
+import { PTEMPLATE_CONVERSION } from "../cli/plugin_loading/plugin_catalog.ts";
+import { shardFencePolicy } from "../cli/manifests/shard_fence_policy.ts";
+import { webhookConfigurations } from "../cli/manifests/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import {
   PTEMPLATE,

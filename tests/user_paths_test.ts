@@ -137,7 +137,7 @@ await binariesTest(
       );
 
       await t.step("test runs a test file with the suite's permissions", async () => {
-        const result = await inClone(clone, ["task", "test", "cli/flags_test.ts"]);
+        const result = await inClone(clone, ["task", "test", "cli/flags/flags_test.ts"]);
         expect(result.code).toBe(0);
         expect(result.stdout).toMatch(/^ok \| \d+ passed \| 0 failed/m);
       });

@@ -7,7 +7,7 @@
  */
 import { expect } from "expect";
 import fc from "fast-check";
-import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
+import { PTEMPLATE_CONVERSION } from "../cli/plugin_loading/plugin_catalog.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";

@@ -4,8 +4,8 @@
  * request notices, and what a stopped operator costs (failurePolicy Ignore: nothing but warnings).
  */
 import { expect } from "expect";
-import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
-import { webhookConfigurations } from "../cli/webhook_manifests.ts";
+import { PTEMPLATE_CONVERSION } from "../cli/plugin_loading/plugin_catalog.ts";
+import { webhookConfigurations } from "../cli/manifests/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import {
   PTEMPLATE,

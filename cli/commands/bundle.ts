@@ -1,11 +1,11 @@
 /** `bundle`: the OLM bundle, bundle.Dockerfile and file-based catalog, written to disk. */
-import { defineCommand } from "../command.ts";
-import { BUNDLE } from "../flag_table.ts";
-import type { FlagValuesOf } from "../flags.ts";
-import { type BundleFile, olmBundle } from "../olm_bundle.ts";
-import type { CatalogEntry } from "../plugin_catalog.ts";
+import { defineCommand } from "../command/command.ts";
+import { BUNDLE } from "../command/flag_table.ts";
+import type { FlagValuesOf } from "../flags/flags.ts";
+import { type BundleFile, olmBundle } from "../olm/olm_bundle.ts";
+import type { CatalogEntry } from "../plugin_loading/plugin_catalog.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../../runtime/mod.ts";
-import { readExamples } from "../olm_listing.ts";
+import { readExamples } from "../olm/olm_listing.ts";
 
 /** Makes the bundle's files and writes them under `--output`. */
 export const bundleCommand = defineCommand({

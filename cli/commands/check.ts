@@ -4,11 +4,11 @@
  * (it judges by this binary's rules, installed or not) and after.
  */
 import { preflight } from "../../kube/mod.ts";
-import { defineCommand } from "../command.ts";
-import { connect } from "../connect.ts";
-import { CHECK } from "../flag_table.ts";
-import { crdsOf } from "../plugin_catalog.ts";
-import { refusalsSummary, storedRefusals } from "../stored_refusals.ts";
+import { defineCommand } from "../command/command.ts";
+import { connect } from "../command/connect.ts";
+import { CHECK } from "../command/flag_table.ts";
+import { crdsOf } from "../plugin_loading/plugin_catalog.ts";
+import { refusalsSummary, storedRefusals } from "../refusals/stored_refusals.ts";
 
 /** Prints each finding and a summary per kind; exits 1 when any stored object breaks a rule. */
 export const checkCommand = defineCommand({

@@ -1,8 +1,8 @@
 /** `crds`: the CRDs of the enabled plugins, as YAML to review or apply. */
 import { stringify } from "yaml";
-import { defineCommand } from "../command.ts";
-import { PLUGINS } from "../flag_table.ts";
-import { crdsOf } from "../plugin_catalog.ts";
+import { defineCommand } from "../command/command.ts";
+import { PLUGINS } from "../command/flag_table.ts";
+import { crdsOf } from "../plugin_loading/plugin_catalog.ts";
 
 /** Prints the CRDs, one YAML document each; with none to print, says why and exits 1. */
 export const crdsCommand = defineCommand({

@@ -8,11 +8,11 @@
  */
 import type { KubeClient } from "../../kube/mod.ts";
 import { EXPLAIN_PATH, type Explanation, type VisitRecord } from "../../runtime/mod.ts";
-import { defineCommand } from "../command.ts";
-import { connect } from "../connect.ts";
-import { EXPLAIN } from "../flag_table.ts";
-import { UsageError } from "../flags.ts";
-import type { CatalogEntry } from "../plugin_catalog.ts";
+import { defineCommand } from "../command/command.ts";
+import { connect } from "../command/connect.ts";
+import { EXPLAIN } from "../command/flag_table.ts";
+import { UsageError } from "../flags/flags.ts";
+import type { CatalogEntry } from "../plugin_loading/plugin_catalog.ts";
 
 export const explainCommand = defineCommand({
   summary: "why the operator did what it did to an object: its recent reconciles, with causes",

@@ -9,11 +9,11 @@ import {
   policyResource,
   preflight,
 } from "../../kube/mod.ts";
-import { defineCommand } from "../command.ts";
-import { connect } from "../connect.ts";
-import { INSTALL } from "../flag_table.ts";
-import { crdsOf } from "../plugin_catalog.ts";
-import { refusalsSummary, storedRefusals } from "../stored_refusals.ts";
+import { defineCommand } from "../command/command.ts";
+import { connect } from "../command/connect.ts";
+import { INSTALL } from "../command/flag_table.ts";
+import { crdsOf } from "../plugin_loading/plugin_catalog.ts";
+import { refusalsSummary, storedRefusals } from "../refusals/stored_refusals.ts";
 
 /** Server-side applies each CRD, waits until it is Established, then its admission policy. */
 export const installCommand = defineCommand({

@@ -6,16 +6,21 @@
  */
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { defineCommand } from "../command.ts";
-import type { CrdFile } from "../crd_files.ts";
-import { NEW } from "../flag_table.ts";
-import { type FlagValuesOf, UsageError } from "../flags.ts";
-import type { CatalogEntry } from "../plugin_catalog.ts";
-import { RBAC_FILE } from "../rbac_file.ts";
+import { defineCommand } from "../command/command.ts";
+import type { CrdFile } from "../manifests/crd_files.ts";
+import { NEW } from "../command/flag_table.ts";
+import { type FlagValuesOf, UsageError } from "../flags/flags.ts";
+import type { CatalogEntry } from "../plugin_loading/plugin_catalog.ts";
+import { RBAC_FILE } from "../manifests/rbac_file.ts";
 import { isDefinedHere, looksLikePlugin, type OperatorIdentity } from "../../runtime/mod.ts";
-import { chooseRuntime } from "../runtime_reference.ts";
-import { operatorFiles } from "../scaffold_operator.ts";
-import { catalogEntry, kindNames, pluginFiles, withCatalogEntry } from "../scaffold_plugin.ts";
+import { chooseRuntime } from "../release/runtime_reference.ts";
+import { operatorFiles } from "../scaffold/scaffold_operator.ts";
+import {
+  catalogEntry,
+  kindNames,
+  pluginFiles,
+  withCatalogEntry,
+} from "../scaffold/scaffold_plugin.ts";
 
 type NewValues = FlagValuesOf<typeof NEW>;
 

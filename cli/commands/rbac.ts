@@ -2,11 +2,11 @@
  * `rbac`: the RBAC the enabled plugins need, and the API server's leader fence (or with `--shards`
  * the ring's Role and its shard fence), as YAML to apply.
  */
-import { defineCommand } from "../command.ts";
-import { RBAC } from "../flag_table.ts";
-import { leaderFencePolicy } from "../leader_fence_policy.ts";
-import { rbacManifests, rbacYaml } from "../rbac_manifests.ts";
-import { shardFencePolicy } from "../shard_fence_policy.ts";
+import { defineCommand } from "../command/command.ts";
+import { RBAC } from "../command/flag_table.ts";
+import { leaderFencePolicy } from "../manifests/leader_fence_policy.ts";
+import { rbacManifests, rbacYaml } from "../manifests/rbac_manifests.ts";
+import { shardFencePolicy } from "../manifests/shard_fence_policy.ts";
 
 /** Prints the roles and their bindings, and a fence, named after the operator. */
 export const rbacCommand = defineCommand({

@@ -15,19 +15,19 @@ import {
   setupLogging,
   shutdownSignal,
 } from "../../runtime/mod.ts";
-import { certificateDirAtStart } from "../certificate_dirs.ts";
-import { defineCommand } from "../command.ts";
-import { connect } from "../connect.ts";
-import { rehearse } from "../dry_run.ts";
-import { type EnvValuesOf, readEnvironment } from "../environment.ts";
-import { METRICS_ADDRESS, RUN, RUN_ENVIRONMENT } from "../flag_table.ts";
-import { type FlagValuesOf, UsageError } from "../flags.ts";
-import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
-import { isolatedRunners } from "../plugin_isolation.ts";
-import { metricsRoles } from "../metrics_roles.ts";
-import { checkRunFlags } from "../run_checks.ts";
-import { acrossNamespaces } from "../watch_scope.ts";
-import { webhookNames } from "../webhook_manifests.ts";
+import { certificateDirAtStart } from "../run/certificate_dirs.ts";
+import { defineCommand } from "../command/command.ts";
+import { connect } from "../command/connect.ts";
+import { rehearse } from "../run/dry_run.ts";
+import { type EnvValuesOf, readEnvironment } from "../flags/environment.ts";
+import { METRICS_ADDRESS, RUN, RUN_ENVIRONMENT } from "../command/flag_table.ts";
+import { type FlagValuesOf, UsageError } from "../flags/flags.ts";
+import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_loading/plugin_catalog.ts";
+import { isolatedRunners } from "../plugin_loading/plugin_isolation.ts";
+import { metricsRoles } from "../manifests/metrics_roles.ts";
+import { checkRunFlags } from "../run/run_checks.ts";
+import { acrossNamespaces } from "../run/watch_scope.ts";
+import { webhookNames } from "../manifests/webhook_manifests.ts";
 
 type RunValues = FlagValuesOf<typeof RUN>;
 

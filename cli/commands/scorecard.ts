@@ -1,8 +1,8 @@
 /** `scorecard`: operator-sdk's best-practice checks, on a bundle folder or the one `bundle` would write. */
-import { defineCommand } from "../command.ts";
-import { SCORECARD } from "../flag_table.ts";
-import type { BundleFile } from "../olm_bundle.ts";
-import { bundleChecks } from "../olm_checks.ts";
+import { defineCommand } from "../command/command.ts";
+import { SCORECARD } from "../command/flag_table.ts";
+import type { BundleFile } from "../olm/olm_bundle.ts";
+import { bundleChecks } from "../olm/olm_checks.ts";
 import { bundleFor } from "./bundle.ts";
 
 /** Prints each check as pass or FAIL with its problems; exits 1 when one fails. */

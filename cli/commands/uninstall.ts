@@ -11,11 +11,11 @@ import {
   storedVersion,
   type Unstructured,
 } from "../../kube/mod.ts";
-import { defineCommand } from "../command.ts";
-import { connect } from "../connect.ts";
-import { UNINSTALL } from "../flag_table.ts";
-import { UsageError } from "../flags.ts";
-import { crdsOf } from "../plugin_catalog.ts";
+import { defineCommand } from "../command/command.ts";
+import { connect } from "../command/connect.ts";
+import { UNINSTALL } from "../command/flag_table.ts";
+import { UsageError } from "../flags/flags.ts";
+import { crdsOf } from "../plugin_loading/plugin_catalog.ts";
 
 /** Counts what would go, refuses without --yes when anything would, then deletes. */
 export const uninstallCommand = defineCommand({

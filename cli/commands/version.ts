@@ -1,6 +1,6 @@
 /** `version`: which build this is. */
 import { PLUGIN_API_VERSION } from "../../runtime/mod.ts";
-import { defineCommand } from "../command.ts";
+import { defineCommand } from "../command/command.ts";
 
 /** Prints the version, the plugin API version it serves (what `--plugin` modules may declare), and Deno's. */
 export const versionCommand = defineCommand({

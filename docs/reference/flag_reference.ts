@@ -1,13 +1,14 @@
 /**
- * docs/reference/flags.md from the flag table (cli/flag_table.ts) through the commands that use
- * it (cli/operator.ts loads each): every command, every flag with its value, default, rule and help, and the
- * environment `run` reads. Nothing here names a flag: a flag added to the table is on the page.
+ * docs/reference/flags.md from the flag table (cli/command/flag_table.ts) through the commands that
+ * use it (cli/operator.ts loads each): every command, every flag with its value, default, rule and
+ * help, and the environment `run` reads. Nothing here names a flag: a flag added to the table is on
+ * the page.
  */
 import { loadAllCommands } from "../../cli/operator.ts";
-import type { Command } from "../../cli/command.ts";
-import { RUN_ENVIRONMENT } from "../../cli/flag_table.ts";
-import type { EnvSpecs } from "../../cli/environment.ts";
-import type { FlagSpec } from "../../cli/flags.ts";
+import type { Command } from "../../cli/command/command.ts";
+import { RUN_ENVIRONMENT } from "../../cli/command/flag_table.ts";
+import type { EnvSpecs } from "../../cli/flags/environment.ts";
+import type { FlagSpec } from "../../cli/flags/flags.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../../runtime/mod.ts";
 import { code, generatedHeader, prose, table } from "./markdown.ts";
 
@@ -71,7 +72,7 @@ export async function flagsPage(
       prose(spec.help),
     ]),
   );
-  return `${generatedHeader("Command-line flags", "cli/flag_table.ts and cli/commands/")}
+  return `${generatedHeader("Command-line flags", "cli/command/flag_table.ts and cli/commands/")}
 Every command of \`${operator.name}\` (the binary, or \`deno task start\` in a checkout) and its
 flags. \`run\` is the default command. A flag is \`--name=value\` or \`--name value\`; a value given
 is checked against the flag's rule before anything starts (exit code 2 and one line naming the flag

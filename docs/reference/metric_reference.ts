@@ -6,7 +6,7 @@
  * the page lists what the code registers, not a copy of it.
  */
 import { parseAllDocuments } from "yaml";
-import { builtInCatalog } from "../../cli/plugin_catalog.ts";
+import { builtInCatalog } from "../../cli/plugin_loading/plugin_catalog.ts";
 import { KubeClient, type KubeObject } from "../../kube/mod.ts";
 import {
   DryRunReport,

@@ -38,9 +38,9 @@
  * out when it resumes. Requests leave only when a turn of the event loop ends, so the window is
  * from the check to that end: the check is made in the turn's last phase, with only the other
  * writes checked at that moment after it, not in the middle of the turn's work. Only the API
- * server can refuse such a request: the leader fence deploy/ installs (cli/leader_fence_policy.ts)
- * refuses a write by any of the operator's pods but the Lease's holder, which is why an identity
- * begins with the pod's name (defaultIdentity).
+ * server can refuse such a request: the leader fence deploy/ installs
+ * (cli/manifests/leader_fence_policy.ts) refuses a write by any of the operator's pods but the
+ * Lease's holder, which is why an identity begins with the pod's name (defaultIdentity).
  *
  * A slow API server is not a lost lease. The leader renews by writing the lease it last wrote,
  * without reading it first (client-go's fast path; a conflict falls back to reading it), and an

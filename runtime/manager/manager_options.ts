@@ -31,7 +31,7 @@ export interface ManagerOptions {
    * With `namespaces`: kinds to watch once across all namespaces, keeping what is in them,
    * instead of once per namespace (see InformerPoolOptions.acrossNamespaces); the operator must
    * be allowed to list and watch such a kind cluster-wide. `run` picks them
-   * (cli/watch_scope.ts). None by default.
+   * (cli/run/watch_scope.ts). None by default.
    */
   acrossNamespaces?: (resource: Resource) => boolean;
   /**

@@ -24,8 +24,8 @@
  * - A lost shard lease (not renewed within its deadline, or another holder seen): claims refused
  *   and reconciles in flight cancelled at once, as a lost leader does; its writes are refused by
  *   the fence anyway. A child's write already handed to the HTTP client when the process froze,
- *   the API server refuses (cli/shard_fence_policy.ts): the lease names N and its shard, and the
- *   child its bucket, so the server can tell which holder may write it.
+ *   the API server refuses (cli/manifests/shard_fence_policy.ts): the lease names N and its
+ *   shard, and the child its bucket, so the server can tell which holder may write it.
  *
  * The ring's size N decides which keys go where, so it is recorded on every lease: a replica that
  * sees a live lease of the ring with another N refuses to work (holds nothing) until that lease is
@@ -395,9 +395,9 @@ export class ShardRing {
   /**
    * Deletes, once unchanged for ten lease durations, the member leases of replicas that crashed (a
    * clean shutdown deletes its own) and the shard leases past our size, left by a larger ring: the
-   * API server's shard fence (cli/shard_fence_policy.ts) reads every lease of the ring, and one
-   * left held by a crashed replica would refuse our writes to the children of its old shard for
-   * ever. Any replica may; the uid makes it a no-op for a lease made anew.
+   * API server's shard fence (cli/manifests/shard_fence_policy.ts) reads every lease of the ring,
+   * and one left held by a crashed replica would refuse our writes to the children of its old shard
+   * for ever. Any replica may; the uid makes it a no-op for a lease made anew.
    */
   #sweep(): void {
     const { client, namespace, log } = this.#options;

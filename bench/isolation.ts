@@ -20,7 +20,7 @@ import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { DAEMON_SET } from "../kube/kinds.ts";
 import type { KubeObject, Stored } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
-import { daemonSetFor, moduleFor, statusAggregatorPlugin } from "../plugins/ptemplate/mod.ts";
+import { daemonSetFor, moduleFor, statusAggregatorPlugin } from "../reconcilers/mod.ts";
 import {
   hostUnderDenoRun,
   inProcessRunner,
@@ -149,7 +149,7 @@ async function perReconcile(runner: PluginRunner, width: number): Promise<number
 function workerOf() {
   return workerRunner(statusAggregatorPlugin, {
     host: HOST,
-    url: new URL("../plugins/ptemplate/mod.ts", import.meta.url).href,
+    url: new URL("../reconcilers/mod.ts", import.meta.url).href,
     exportName: "statusAggregatorPlugin",
     heapLimitMb: 256,
     callTimeoutMs: 60_000,

@@ -25,7 +25,7 @@ import type { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { daemonSetFor, moduleFor } from "../plugins/ptemplate/mod.ts";
+import { daemonSetFor, moduleFor } from "../reconcilers/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";

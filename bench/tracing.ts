@@ -16,9 +16,9 @@ import {
   ChildProblems,
   Controller,
   ControllerMetrics,
+  VisitTrace,
   WriteLoopGuard,
 } from "../runtime/reconcile/mod.ts";
-import { VisitTrace } from "../runtime/reconcile/visit_trace.ts";
 import { operatorTracer, withSpan } from "../util/tracer.ts";
 import { FakePool } from "../runtime/reconcile/testdata/fake_pool.ts";
 

@@ -8,9 +8,11 @@ import { emptyValuePolicy, type Unstructured } from "../kube/mod.ts";
 import { crdTypes } from "./crd_types.ts";
 import { builtInCatalog, type CatalogEntry, crdsOf } from "./plugin_catalog.ts";
 
+/** A file `deno task crds` writes: where, and what. */
 export interface CrdFile {
   /** Relative to the repository: `crds/<plural>.<group>.yaml`, or where a kind's types go. */
   path: string;
+  /** The file's whole text, its "Generated … Do not edit" header included. */
   text: string;
 }
 

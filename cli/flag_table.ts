@@ -392,6 +392,6 @@ export const NEW = {
     kind: "string",
     placeholder: "PATH|URL",
     help: "new <dir>: where it imports this runtime from: a checkout's folder, or a URL",
-    defaultIs: `this version's release, ${RELEASE_URL}`,
+    defaultIs: `this checkout when run from one (deno task new), else ${RELEASE_URL}`,
   },
 } as const satisfies FlagSpecs;

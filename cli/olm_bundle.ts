@@ -16,6 +16,7 @@ import {
 import type { CatalogEntry } from "./plugin_catalog.ts";
 import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
 import { conversionCrdNames, crdsOf, crdsWithConversion } from "./plugin_catalog.ts";
+import { listingOf } from "./olm_listing.ts";
 import { webhookConfigurations } from "./webhook_manifests.ts";
 
 /** Not yet `stable`: the API is v1alpha1/v1beta1. */
@@ -48,6 +49,8 @@ export interface BundleOptions {
   catalog: CatalogEntry[];
   /** `metadata.annotations.createdAt`; default now. */
   createdAt?: string;
+  /** `alm-examples`: ours `examples/seed.yaml` unless given; another operator's none unless given. */
+  examples?: unknown[];
 }
 
 export interface BundleFile {
@@ -292,71 +295,6 @@ function splitRules(plugins: Plugin[]): { namespaced: PolicyRule[]; cluster: Pol
   return { namespaced, cluster };
 }
 
-/** What OperatorHub shows of the operator: ours, written once; another's, from its identity. */
-interface Listing {
-  displayName: string;
-  /** One line (the CSV's description annotation). */
-  summary: string;
-  /** Markdown. */
-  description: string;
-  keywords: string[];
-  maintainers: { name: string; email: string }[];
-  repository?: string;
-  /** An SVG, base64. */
-  icon: string;
-  /** `alm-examples`: objects a user may start from. */
-  examples: unknown[];
-}
-
-/** An SVG badge with `text` on Kubernetes blue. */
-function icon(text: string): string {
-  return btoa(
-    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" ' +
-      'rx="12" fill="#326ce5"/><text x="32" y="42" font-size="28" text-anchor="middle" ' +
-      `fill="#fff" font-family="sans-serif">${text}</text></svg>`,
-  );
-}
-
-async function listingOf(operator: OperatorIdentity): Promise<Listing> {
-  if (operator.name !== PTEMPLATE_OPERATOR.name) {
-    const words = operator.name.split("-").map((w) => w.charAt(0).toUpperCase() + w.slice(1));
-    return {
-      displayName: words.join(" "),
-      summary: operator.description,
-      description: `${operator.description.charAt(0).toUpperCase()}${
-        operator.description.slice(1)
-      }, on the ptemplate-operator runtime.`,
-      keywords: [operator.domain],
-      maintainers: [{
-        name: `${operator.name} maintainers`,
-        email: `maintainers@${operator.domain}`,
-      }],
-      icon: icon(operator.name.slice(0, 2)),
-      examples: [],
-    };
-  }
-  const kmm = "Kernel Module Management (KMM)";
-  return {
-    displayName: "Ptemplate Operator",
-    summary:
-      "Loads a kernel module on selected nodes through KMM and runs the pods that use its devices.",
-    description: [
-      "A Ptemplate describes a character device on a set of nodes: the operator asks",
-      `${kmm} to load the \`ptemplate_char_dev\` kernel module and its device plugin on the`,
-      "nodes its selector matches, and runs a consumer DaemonSet whose pods use the devices.",
-      "",
-      `**${kmm} is optional.** Without KMM's \`modules.kmm.sigs.x-k8s.io\` API the operator`,
-      "still runs the consumers and reports in each Ptemplate's status that KMM is missing;",
-      "install KMM from OperatorHub for the kernel module to be loaded.",
-    ].join("\n"),
-    keywords: ["kernel module", "kmm", "device plugin", "character device"],
-    maintainers: [{ name: "ptemplate-operator maintainers", email: "maintainers@ptemplate.dev" }],
-    repository: "https://github.com/ptemplate/ptemplate-operator",
-    icon: icon("pt"),
-    examples: await readYaml("examples/seed.yaml", operator),
-  };
-}
-
 /**
  * The webhooks as OLM installs them: a configuration per admission webhook of the plugins, and
  * the conversion of their CRDs; all served by the Deployment on WEBHOOK_PORT.
@@ -403,7 +341,9 @@ async function clusterServiceVersion(options: BundleOptions): Promise<Unstructur
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
   const PACKAGE = operator.name;
   const LABELS = labelsOf(operator);
-  const listing = await listingOf(operator);
+  const ours = operator.name === PTEMPLATE_OPERATOR.name;
+  const examples = options.examples ?? (ours ? await readYaml("examples/seed.yaml", operator) : []);
+  const listing = listingOf(operator, examples);
   const [deployment] = await readYaml("deploy/core/deployment.yaml", operator);
   const plugins = options.catalog.map((e) => e.plugin);
   const { namespaced, cluster } = splitRules(plugins);

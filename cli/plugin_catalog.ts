@@ -6,11 +6,13 @@ import { convertPtemplate, PTEMPLATE_VERSIONS_CRD } from "../crds/ptemplate_conv
 import { GUEST_CRD, guestbookPlugin } from "../plugins/guestbook/mod.ts";
 import { MEMCACHED_CRD, memcachedPlugin } from "../plugins/memcached/mod.ts";
 import { MACHINE_CRD, SWITCH_CRD, uselessMachinePlugin } from "../plugins/useless_machine/mod.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { UsageError } from "./flags.ts";
 import type { PluginSource } from "./plugin_loading.ts";
 
+/** A plugin a binary carries, with the CRDs it needs and whether it runs by default. */
 export interface CatalogEntry {
+  /** The plugin, from `definePlugin`. */
   plugin: Plugin;
   /** CRDs the plugin's own kinds need (`install` applies them). */
   crds: Unstructured[];
@@ -21,7 +23,11 @@ export interface CatalogEntry {
    * with its CRD as installed where that is served (more versions than `crds` has).
    */
   conversions?: Conversion[];
-  /** Where a `--plugin` plugin was loaded from (a Worker loads it from there too). */
+  /**
+   * Where a `--plugin` plugin was loaded from (a Worker loads it from there too). Set by the
+   * command line's loader; a catalog leaves it out.
+   * @ignore
+   */
   source?: PluginSource;
 }
 

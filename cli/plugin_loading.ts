@@ -5,7 +5,7 @@
  * digest. A pinned single-file module (a bundle) is imported from the very bytes that were
  * hashed, so what was checked is what runs. After the import, each plugin must come from this
  * binary's own `definePlugin` (not a copy bundled into the module) and speak a plugin API
- * version it serves.
+ * version it serves. Under `deno run` the module must type-check first.
  */
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -19,6 +19,7 @@ import {
 import { UsageError } from "./flags.ts";
 import { pluginDigest, type PluginFile, pluginFiles } from "./plugin_files.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
+import { typeCheck, typeCheckRefusal } from "./plugin_type_check.ts";
 import { writableByOthers } from "./writable_by_others.ts";
 
 /** Where a loaded plugin came from: enough for a Worker to load the same plugin. */
@@ -61,6 +62,7 @@ export async function loadPluginModules(values: string[]): Promise<CatalogEntry[
   for (const value of values) {
     const { path, pin } = parsePluginArgument(value);
     const files = await checkedFiles(value, path, pin);
+    await refuseIllTyped(value, path);
     const url = pin && files.length === 1 ? dataUrl(files[0]) : pathToFileURL(path).href;
     const module: Record<string, unknown> = await import(url).catch((error) => {
       throw new UsageError(`--plugin ${value}: cannot load it: ${error.message}`);
@@ -109,6 +111,20 @@ export async function loadPluginModules(values: string[]): Promise<CatalogEntry[
     }
   }
   return entries;
+}
+
+/**
+ * Under `deno run`, refuses a module that does not type-check, naming the file and line (see
+ * plugin_type_check.ts); one that cannot be checked (no `deno` to run) runs, with a warning. A
+ * compiled binary has no type checker: building the plugin checks it.
+ */
+async function refuseIllTyped(value: string, path: string): Promise<void> {
+  if (Deno.build.standalone) return;
+  const checked = await typeCheck(path);
+  if (checked.result === "failed") throw new Error(typeCheckRefusal(value, path, checked.errors));
+  if (checked.result === "unchecked") {
+    console.error(`warning: --plugin ${value} runs without a type check: ${checked.reason}`);
+  }
 }
 
 /**

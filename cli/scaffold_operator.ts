@@ -1,16 +1,22 @@
 /**
  * `new <dir>`: the files of an operator repository of its own on this runtime (its identity, an
- * empty catalog, its command line, the tasks to test, run, compile it and write its CRDs, a
- * README), importing the runtime from a checkout or a release URL.
+ * empty catalog, its command line, the tasks to test, run, compile, bundle and install it and to
+ * write its CRDs and RBAC, its deploy/, Containerfile and workflows, a README), importing the
+ * runtime from a checkout or a release URL.
  */
 import denoJson from "../deno.json" with { type: "json" };
 import { defineOperator } from "../runtime/mod.ts";
 import type { CrdFile } from "./crd_files.ts";
-import { VERSION } from "./version.ts";
+import { RBAC_FILE, rbacFile } from "./rbac_file.ts";
+import { CRDS_MODULE, CRDS_TEST, DEPLOY_TEST } from "./scaffold_checks.ts";
+import { deployFiles } from "./scaffold_deploy.ts";
+import { workflowFiles } from "./scaffold_workflows.ts";
+import { DENO_VERSION } from "./version.ts";
 
-/** Where this version of the runtime is published: its tag's files, importable as modules. */
-export const RELEASE_URL =
-  `https://raw.githubusercontent.com/ptemplate/ptemplate-operator/v${VERSION}/`;
+export { RELEASE_URL } from "./runtime_reference.ts";
+
+/** The version a new operator starts at. */
+const FIRST_VERSION = "0.1.0";
 
 /**
  * The npm packages the runtime's modules import by bare name (the self-managed certificates'
@@ -37,10 +43,23 @@ export function importsFor(runtime: string): Record<string, string> {
   };
 }
 
-/** The permission flags of one of our tasks (`start`, `compile`, `test`), without its module. */
-function permissionsOf(task: "start" | "compile" | "test"): string {
+/** The permission flags of one of our tasks, without its module. */
+function permissionsOf(task: "start" | "compile" | "test" | "bundle"): string {
   const command = denoJson.tasks[task].command.split(/\s+/);
   return command.filter((word) => /^--(allow|deny)-|^--v8-flags=--max/.test(word)).join(" ");
+}
+
+/**
+ * `flags` with the runtime's host added to `--allow-net` (or an `--allow-net` for it) when the
+ * runtime is a URL: what reads the runtime's own files (the test harness's toolchain, the bundle's
+ * deploy/core) reads them over the network then.
+ */
+function withRuntimeHost(flags: string, runtime: string): string {
+  if (!/^https?:/.test(runtime)) return flags;
+  const host = new URL(runtime).host;
+  return /--allow-net=/.test(flags)
+    ? flags.replace(/--allow-net=(\S+)/, `--allow-net=$1,${host}`)
+    : `${flags} --allow-net=${host}`;
 }
 
 export interface OperatorScaffold {
@@ -56,26 +75,23 @@ export interface OperatorScaffold {
 export function operatorFiles(options: OperatorScaffold): CrdFile[] {
   const { name, domain, runtime } = options;
   // Refused here, naming the flag, rather than in the new repository's first run.
-  defineOperator({ name, domain, version: "0.1.0" });
+  const operator = defineOperator({ name, domain, version: FIRST_VERSION });
+  const start = `deno run ${permissionsOf("start")} main.ts`;
   const config = {
-    version: "0.1.0",
+    version: FIRST_VERSION,
     tasks: {
       test: {
         description:
           "Unit and integration tests (integration tests start a real control plane: Go 1.26 or KUBEBUILDER_ASSETS the first time)",
         // The test harness reads its toolchain and kwok's stages from the runtime: over the
         // network when that is a URL.
-        command: `deno test ${
-          permissionsOf("test").replace(
-            /--allow-net=(\S+)/,
-            (flag) => /^https?:/.test(runtime) ? `${flag},${new URL(runtime).host}` : flag,
-          )
-        }`,
+        command: `deno test ${withRuntimeHost(permissionsOf("test"), runtime)}`,
       },
       check: "deno check . && deno fmt --check && deno lint",
       start: {
-        description: "Run the operator (the compiled binary's permissions)",
-        command: `deno run ${permissionsOf("start")} main.ts`,
+        description:
+          "Run the operator (the compiled binary's permissions; `start --help` for more)",
+        command: start,
       },
       compile: {
         description: `Build the single binary dist/${name}`,
@@ -84,13 +100,28 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
         } --exclude-unused-npm --include ${runtime}runtime/isolation/plugin_worker.ts --output dist/${name} main.ts`,
       },
       crds: {
-        description: "Write crds/*.yaml and each kind's types from the CRD sources of catalog.ts",
-        command: "deno run --allow-read --allow-write=crds,plugins crds.ts",
+        description:
+          `Write what catalog.ts makes: crds/*.yaml, each kind's types, and ${RBAC_FILE}`,
+        command: "deno run --allow-read --allow-write=crds,plugins,deploy/rbac crds.ts",
+      },
+      rbac: {
+        description: `Print the RBAC and leader fence it needs (what ${RBAC_FILE} holds)`,
+        command: `${start} rbac`,
+      },
+      install: {
+        description: "Install its CRDs into the current kubeconfig context's cluster",
+        command: `${start} install`,
+      },
+      bundle: {
+        description:
+          "Write the OLM bundle (bundle/, bundle.Dockerfile) and catalog/ (flags: --version, --image, --bundle-image, --replaces)",
+        // The bundle is made from the runtime's deploy/core: over the network when that is a URL.
+        command: `deno run ${withRuntimeHost(permissionsOf("bundle"), runtime)} main.ts bundle`,
       },
       new: {
         description: "new plugin <Kind>: a kind, its CRD and types, a plugin and its tests",
         command:
-          `deno run --allow-read --allow-write=plugins,catalog.ts,crds ${runtime}main.ts new`,
+          `deno run --allow-read --allow-write=plugins,catalog.ts,crds,deploy/rbac,examples ${runtime}main.ts new`,
       },
     },
     imports: importsFor(runtime),
@@ -105,14 +136,22 @@ export function operatorFiles(options: OperatorScaffold): CrdFile[] {
     { path: "main.ts", text: mainModule(name) },
     { path: "crds.ts", text: CRDS_MODULE },
     { path: "crds_test.ts", text: CRDS_TEST },
+    { path: "deploy_test.ts", text: DEPLOY_TEST },
+    ...deployFiles(operator, runtime),
+    rbacFile([], operator),
+    ...workflowFiles(name, DENO_VERSION),
     { path: "README.md", text: readme(name, domain, runtime) },
-    { path: ".gitignore", text: "/dist/\n" },
+    { path: ".gitignore", text: "/dist/\n/bundle/\n/bundle.Dockerfile\n/catalog/\n" },
   ];
 }
 
 function operatorModule(name: string, domain: string): string {
   return `/** Who ${name} is: the names it gives itself in a cluster (see defineOperator). */
-import { defineOperator, type OperatorIdentity } from "ptemplate-operator/mod.ts";
+import {
+  defineOperator,
+  type OperatorIdentity,
+  PTEMPLATE_OPERATOR,
+} from "ptemplate-operator/operator.ts";
 import denoJson from "./deno.json" with { type: "json" };
 
 /**
@@ -124,6 +163,10 @@ export const OPERATOR: OperatorIdentity = defineOperator({
   domain: "${domain}",
   version: denoJson.version,
   description: "a Kubernetes operator",
+  // Children a prototype made when its plugin ran under ptemplate-operator (\`--plugin\`) become
+  // this operator's at their next reconcile: their field sets, without their old label. Add this
+  // operator's earlier identity here when renaming it.
+  takesOverFrom: [PTEMPLATE_OPERATOR],
 });
 `;
 }
@@ -131,15 +174,16 @@ export const OPERATOR: OperatorIdentity = defineOperator({
 /** The catalog `new plugin` adds to: an import after the last, an entry before the `];`. */
 const CATALOG_MODULE =
   `/** The plugins this operator carries, with their CRDs: \`deno task new plugin <Kind>\` adds one. */
-import type { CatalogEntry } from "ptemplate-operator/cli/operator.ts";
+import type { CatalogEntry } from "ptemplate-operator/operator.ts";
 
 export const CATALOG: CatalogEntry[] = [
+  // \`deno task new plugin <Kind>\` adds each kind's entry here.
 ];
 `;
 
 function mainModule(name: string): string {
   return `/** ${name}: its plugins on the ptemplate-operator runtime, as one command line. */
-import { runOperator } from "ptemplate-operator/cli/operator.ts";
+import { runOperator } from "ptemplate-operator/operator.ts";
 import { CATALOG } from "./catalog.ts";
 import { OPERATOR } from "./operator.ts";
 
@@ -150,34 +194,6 @@ if (import.meta.main) {
 `;
 }
 
-const CRDS_MODULE =
-  `/** \`deno task crds\`: writes crds/<name>.yaml and each kind's types, from the CRDs of catalog.ts. */
-import {
-  type CrdFile,
-  crdFiles,
-  typeFiles,
-  typesBesidePlugin,
-  writeFiles,
-} from "ptemplate-operator/cli/crd_files.ts";
-import { CATALOG } from "./catalog.ts";
-
-/** What \`deno task crds\` writes: the CRDs' YAML, and each kind's types beside its plugin. */
-export function generatedFiles(): CrdFile[] {
-  return [...crdFiles(CATALOG, "catalog.ts"), ...typeFiles(CATALOG, typesBesidePlugin)];
-}
-
-if (import.meta.main) await writeFiles(generatedFiles(), new URL("./", import.meta.url));
-`;
-
-const CRDS_TEST = `import { expect } from "expect";
-import { staleFiles } from "ptemplate-operator/cli/crd_files.ts";
-import { generatedFiles } from "./crds.ts";
-
-Deno.test("crds/ and each kind's types match their CRD sources (run \`deno task crds\` if not)", async () => {
-  expect(await staleFiles(generatedFiles(), new URL("./", import.meta.url))).toEqual([]);
-});
-`;
-
 function readme(name: string, domain: string, runtime: string): string {
   return `# ${name}
 
@@ -186,21 +202,34 @@ runtime, imported from \`${runtime}\`. Its kinds are in \`${domain}\`; its name 
 every name it gives itself in a cluster (\`operator.ts\`).
 
 \`\`\`sh
-deno task new plugin Backup   # a kind, its CRD and generated types, a plugin, its tests
-deno task test                # unit tests, and integration tests against a real control plane
-deno task start rbac          # the RBAC it needs, named after it
-deno task start crds          # its CRDs
-deno task start install       # its CRDs into the current cluster
+deno task new plugin Backup   # a kind, its CRD and generated types, a plugin, its tests, a sample
+deno task check               # types, format, lint: a plugin is type-checked before it ships
+deno task test                # unit and integration tests, its deploy rendered, its bundle validated
+deno task crds                # after a schema or permission change: crds/, types, deploy/rbac/
 deno task start               # run it against the current kubeconfig context
-deno task compile             # dist/${name}, one binary
 \`\`\`
 
-- \`operator.ts\`: who it is (name, domain, version from deno.json).
+On a cluster (what kubebuilder's \`make install\`, \`make deploy\` and \`make bundle\` do):
+
+\`\`\`sh
+deno task install                        # its CRDs
+kubectl apply -k deploy                  # namespace, ServiceAccount, RBAC, leader fence, Deployment
+kubectl apply -f examples/               # the samples new plugin wrote
+deno task compile                        # dist/${name}, one binary
+docker buildx build -f Containerfile .   # the image (see the Containerfile's first lines)
+deno task bundle --version 0.1.0 --image IMAGE@DIGEST   # the OLM bundle
+\`\`\`
+
+- \`operator.ts\`: who it is (name, domain, version from deno.json; the identities whose objects it
+  takes over).
 - \`catalog.ts\`: its plugins and their CRDs; \`main.ts\` hands both to the runtime's command line.
 - \`plugins/<kind>/\`: a kind's CRD source (\`crd.ts\`), its generated types (\`<kind>_types.ts\`),
   the plugin, a unit test with \`reconcileOnce\` and an integration test against \`testing/\`.
-- \`deno task crds\` writes \`crds/*.yaml\` and the types from the CRD sources; \`crds_test.ts\`
-  fails when they are stale.
+- \`deploy/\`: the kustomize base (\`deploy/rbac/rbac.yaml\` is generated by \`deno task crds\`) and
+  \`deploy/monitoring\` (a ServiceMonitor); \`Containerfile\`; \`.github/workflows/\`: CI, and a
+  release from a \`vX.Y.Z\` tag equal to deno.json's version (binaries, image, bundle).
+- \`crds_test.ts\` fails while the generated files are stale; \`deploy_test.ts\` renders and installs
+  \`deploy/\` on a real API server and validates the OLM bundle.
 
 The runtime's plugin guide, \`plugins/README.md\` in ptemplate-operator, says what a plugin may do.
 `;

@@ -1,7 +1,7 @@
 /**
  * `new plugin <Kind>`: in an operator made by `new`, a kind of its own (its Resource and CRD
  * source), the plugin that reconciles it, a pure unit test with `reconcileOnce` and an
- * integration test against `testing/`, and its entry in catalog.ts. The generated types and CRD
+ * integration test against `testing/`, a sample object in examples/, and its entry in catalog.ts. The generated types and CRD
  * YAML are then written by the operator's own `crds.ts`, the code `deno task crds` runs.
  */
 import * as builtIn from "../kube/kinds.ts";
@@ -99,7 +99,20 @@ export function pluginFiles(operator: OperatorIdentity, names: KindNames): CrdFi
     { path: `${folder}/mod.ts`, text: modModule(names) },
     { path: `${folder}/${names.stem}_test.ts`, text: unitTest(operator, names) },
     { path: `${folder}/${names.stem}_integration_test.ts`, text: integrationTest(names) },
+    { path: `examples/${names.stem}.yaml`, text: sample(operator, names) },
   ];
+}
+
+/** A sample object of the kind, for `kubectl apply -f examples/` (and the OLM bundle's examples). */
+function sample(operator: OperatorIdentity, n: KindNames): string {
+  return `# A sample ${n.kind}: \`kubectl apply -f examples/${n.stem}.yaml\`, then \`kubectl get ${n.plural}\`.
+apiVersion: ${operator.domain}/v1alpha1
+kind: ${n.kind}
+metadata:
+  name: sample
+spec:
+  message: hello from the ${n.plugin} plugin
+`;
 }
 
 /**
@@ -269,6 +282,13 @@ ${
     }],
     status: { configMap: "nightly-${n.plugin}" },
   });
+  // The outcome is typed by the kind: its status is ${n.kind}Status, no cast.
+${
+    fit(
+      `  expect(outcome.status?.configMap).toBe("nightly-${n.plugin}");`,
+      `  expect(outcome.status?.configMap).toBe(\n    "nightly-${n.plugin}",\n  );`,
+    )
+  }
 });
 `;
 }
@@ -277,7 +297,8 @@ function integrationTest(n: KindNames): string {
   const ns = `${n.plugin}-test`.slice(0, 63);
   return `/** The ${n.plugin} plugin against a real API server, run as this operator (its names, its RBAC). */
 import { expect } from "expect";
-import { CONFIG_MAP, KubeClient, Manager, NAMESPACE } from "ptemplate-operator/mod.ts";
+import { CONFIG_MAP, NAMESPACE } from "ptemplate-operator/mod.ts";
+import { KubeClient, Manager } from "ptemplate-operator/operator.ts";
 import { eventually, integrationTest } from "ptemplate-operator/testing/mod.ts";
 import { OPERATOR } from "../../operator.ts";
 ${importLine([`${n.variable}Plugin`], `./${n.stem}.ts`)}

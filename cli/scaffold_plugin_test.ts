@@ -80,6 +80,7 @@ Deno.test("a plugin's files name the kind in the operator's domain", () => {
     "plugins/backup/mod.ts",
     "plugins/backup/backup_test.ts",
     "plugins/backup/backup_integration_test.ts",
+    "examples/backup.yaml",
   ]);
   const crd = files[0].text;
   expect(crd).toContain('group: "backup.example.com"');
@@ -87,4 +88,8 @@ Deno.test("a plugin's files name the kind in the operator's domain", () => {
   expect(crd).toContain('from "./backup_types.ts"');
   // Its integration test runs the Manager as the operator, not as ptemplate-operator.
   expect(files[4].text).toContain("operator: OPERATOR");
+  // A sample to apply, valid for the CRD's schema (the own-operator test applies it).
+  expect(files[5].text).toContain(
+    "apiVersion: backup.example.com/v1alpha1\nkind: Backup\nmetadata:\n  name: sample\nspec:\n  message: ",
+  );
 });

@@ -41,6 +41,6 @@ function problem(path: string, mode: number, what: "file" | "folder"): string {
     `someone other than its owner could change what runs: chmod go-w ${path}` +
     (what === "folder"
       ? " (a ConfigMap volume's folder is 0777 by the kubelet's choice: mount the plugin file " +
-        "with subPath instead, as deploy/plugins/configmap does)"
+        "with subPath instead, as deploy/plugin/configmap does)"
       : "");
 }

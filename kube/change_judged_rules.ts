@@ -24,11 +24,20 @@
 
 /** A rule of `x-kubernetes-validations`, as far as this module reads and writes it. */
 export interface ValidationRule {
+  /** The CEL expression, with `self` (and in a transition rule `oldSelf`) bound to the value. */
   rule: string;
+  /** What the API server says when the rule fails; a fixed text. */
   message?: string;
+  /**
+   * A CEL expression that makes the message from the value; used instead of `message` when it
+   * yields one.
+   */
   messageExpression?: string;
+  /** The path of the field to blame, relative to where the rule sits. */
   fieldPath?: string;
+  /** The reason the API server gives for the refusal; `FieldValueInvalid` unless set. */
   reason?: string;
+  /** Run the rule on create too, with `oldSelf` unset (`optionalOldSelf` of the CRD schema). */
   optionalOldSelf?: boolean;
 }
 

@@ -33,6 +33,7 @@ export interface ConnectionCheckOptions {
 export interface Unreachable {
   /** Milliseconds since the first failure after the last answer. */
   forMs: number;
+  /** The latest failure, which names what went wrong below HTTP. */
   error: NetworkError;
 }
 
@@ -45,6 +46,10 @@ export type Verdict =
   /** Replace the connection: nothing arrived for `silentMs`, not even an answer to the probe. */
   | { action: "replace"; silentMs: number };
 
+/**
+ * The health record of one connection: fed every arrival and failure, it tells the transport
+ * whether to wait, probe `/livez` or replace the connection (see the module doc).
+ */
 export class ConnectionHealth {
   readonly #clock: Clock;
   #probeAfterMs: number;
@@ -68,6 +73,7 @@ export class ConnectionHealth {
   #lastError?: NetworkError;
   readonly #recovered = new Set<() => void>();
 
+  /** Starts as if something had just arrived; `clock` is the system's unless a test jumps it. */
   constructor(options: ConnectionCheckOptions = {}, clock: Clock = systemClock) {
     this.#clock = clock;
     this.#probeAfterMs = options.probeAfterMs ?? 3_000;
@@ -91,10 +97,15 @@ export class ConnectionHealth {
     this.#main = main;
   }
 
+  /** Milliseconds of silence before `/livez` is asked, by `main`'s timings when this follows it. */
   get probeAfterMs(): number {
     return this.#main?.probeAfterMs ?? this.#probeAfterMs;
   }
 
+  /**
+   * Milliseconds a probe may go unanswered before the connection is replaced, by `main`'s timings
+   * when this follows it.
+   */
   get probeTimeoutMs(): number {
     return this.#main?.probeTimeoutMs ?? this.#probeTimeoutMs;
   }

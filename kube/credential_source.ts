@@ -6,6 +6,7 @@
 
 /** A credential could not be had (an exec plugin failed, a token file is missing or unusable). */
 export class CredentialError extends Error {
+  /** Always `CredentialError`. */
   override readonly name = "CredentialError";
 }
 

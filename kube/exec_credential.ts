@@ -11,13 +11,17 @@ import { checkToken, CredentialError } from "./credential_source.ts";
 
 /** What an exec credential plugin printed (`ExecCredential.status`). */
 export interface ExecCredential {
+  /** A bearer token for the `Authorization` header. */
   token?: string;
+  /** A PEM client certificate, given together with `clientKeyData`. */
   clientCertificateData?: string;
+  /** The PEM private key of `clientCertificateData`. */
   clientKeyData?: string;
   /** Local time (ms) after which it must be fetched again; undefined means never. */
   expiresAt?: number;
 }
 
+/** How long an exec credential plugin may run and how much it may print before it is stopped. */
 export interface ExecLimits {
   /**
    * How long the plugin may run; default 10 s. gke-gcloud-auth-plugin and `aws eks get-token`

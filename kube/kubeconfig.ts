@@ -16,17 +16,25 @@ export { KubeconfigError };
 
 /** One kubeconfig file's text and where it came from. */
 export interface KubeconfigSource {
+  /** The file's path; relative paths inside it are resolved against its folder. */
   path: string;
+  /** The file's YAML text. */
   text: string;
 }
 
 /** What was picked from the merged files, with every path already absolute. */
 export interface SelectedContext {
+  /** The context used: `--context`, or the first `current-context` of the merged files. */
   contextName: string;
+  /** The cluster the context names. */
   clusterName: string;
+  /** The user the context names; empty when it names none. */
   userName: string;
+  /** The cluster's entry, its file paths made absolute. */
   cluster: NamedCluster;
+  /** The user's entry, its file paths made absolute. */
   user: NamedUser;
+  /** The context's default namespace, if it sets one. */
   namespace?: string;
   /** The files that were merged, in order. */
   files: string[];

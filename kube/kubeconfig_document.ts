@@ -9,30 +9,53 @@ import type { ExecConfig } from "./cluster_config.ts";
 
 /** A kubeconfig that cannot be used; the message names the file, the entry and the fix. */
 export class KubeconfigError extends Error {
+  /** Always `KubeconfigError`. */
   override readonly name = "KubeconfigError";
   /** True when what was asked for on the command line is wrong (exit 2), not the environment. */
   readonly misuse: boolean;
+  /** `misuse`: the command line asked for something the files do not have (exit 2). */
   constructor(message: string, options: { misuse?: boolean } = {}) {
     super(message);
     this.misuse = options.misuse ?? false;
   }
 }
 
+/** A cluster entry of a kubeconfig (`clusters[].cluster`), with kubectl's field names. */
 export interface NamedCluster {
+  /** The API server's URL, `https://host:port`. */
   server?: string;
+  /** A file of PEM CA certificates the server's certificate must chain to. */
   "certificate-authority"?: string;
+  /** The same, inline, base64-encoded; wins over `certificate-authority`. */
   "certificate-authority-data"?: string;
+  /** Skip checking the server's certificate: refused, Deno cannot do that for one client. */
   "insecure-skip-tls-verify"?: boolean;
 }
+/** A user entry of a kubeconfig (`users[].user`), with kubectl's field names. */
 export interface NamedUser {
+  /** A file holding the PEM client certificate. */
   "client-certificate"?: string;
+  /** The client certificate, inline, base64-encoded; wins over `client-certificate`. */
   "client-certificate-data"?: string;
+  /** A file holding the client certificate's PEM private key. */
   "client-key"?: string;
+  /** The private key, inline, base64-encoded; wins over `client-key`. */
   "client-key-data"?: string;
+  /** A bearer token; wins over `tokenFile`. */
   token?: string;
+  /**
+   * A file holding a bearer token, read again each minute (a projected service-account token
+   * rotates).
+   */
   tokenFile?: string;
+  /** A credential plugin that prints a token or certificate (`aws eks get-token`, …). */
   exec?: ExecConfig;
+  /** Removed from Kubernetes clients; named only in the error that asks for an exec plugin. */
   "auth-provider"?: { name?: string };
+  /**
+   * Basic authentication's user name: checked to be a string, never sent (Kubernetes dropped basic
+   * authentication).
+   */
   username?: string;
 }
 export interface NamedContext {

@@ -9,8 +9,11 @@ export type NetworkFailure = "refused" | "timeout" | "tls" | "reset" | "replaced
 
 /** A request that never got an answer. `cause` is the runtime's error. */
 export class NetworkError extends Error {
+  /** Always `NetworkError`. */
   override readonly name = "NetworkError";
+  /** What went wrong below HTTP, to tell a retryable failure and its advice from another. */
   readonly failure: NetworkFailure;
+  /** `cause` is the runtime's own error, kept for the full story. */
   constructor(failure: NetworkFailure, message: string, options: { cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.failure = failure;

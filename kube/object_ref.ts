@@ -47,7 +47,7 @@ export function objectRef(resource: KindOf, object: KubeObject): ObjectRef {
  *
  * @example
  * ```ts
- * import { NODE, refTo } from "ptemplate-operator/mod.ts";
+ * import { NODE, refTo } from "ptemplate-operator/kube/mod.ts";
  *
  * // A cluster-scoped kind keeps no namespace.
  * if (refTo(NODE, { namespace: "x", name: "worker-1" }).namespace) throw new Error("none");

@@ -23,8 +23,14 @@ interface Waiter {
   go: () => void;
 }
 
+/**
+ * The client-side rate limit of one client: a token bucket and a one-second window that every
+ * request waits on in turn (see the module doc).
+ */
 export class RateLimiter {
+  /** Sustained requests per second. */
   readonly qps: number;
+  /** Requests that may go at once after a quiet spell. */
   readonly burst: number;
   /** Requests allowed in any one window. */
   readonly #perWindow: number;
@@ -36,6 +42,10 @@ export class RateLimiter {
   readonly #normal: Waiter[] = [];
   #pumping = false;
 
+  /**
+   * Refuses a `qps` that is not a positive number and a `burst` that is not a whole number of at
+   * least 1.
+   */
   constructor(limit: RateLimit) {
     if (!(limit.qps > 0) || !Number.isFinite(limit.qps)) {
       throw new RangeError(`qps must be a positive number, not ${limit.qps}`);

@@ -14,10 +14,12 @@ export class RequestCounter {
     this.#waitListeners.add(listener);
   }
 
+  /** Tells the `onRateLimiterWait` listeners how long one request waited. */
   recordWait(sample: { verb: string; host: string; seconds: number }): void {
     for (const listener of this.#waitListeners) listener(sample);
   }
 
+  /** Counts one HTTP answer (`code` 0: none came). */
   record(sample: { method: string; code: number; host: string }): void {
     const key = JSON.stringify([sample.code, sample.method, sample.host]);
     this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);

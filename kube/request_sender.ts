@@ -31,13 +31,17 @@ export interface RequestInit extends RequestOptions {
 
 /** What a sender is made of; a fenced or urgent view shares all of it but `fence` and `urgent`. */
 export interface SenderParts {
+  /** Sends the requests over the cluster's connections. */
   transport: Transport;
+  /** Counts every answer and rate-limiter wait (the client's metrics read it). */
   requests: RequestCounter;
+  /** The client-side rate limit every attempt waits on; none when absent. */
   limiter?: RateLimiter;
   /** Passed right before every attempt of every write. */
   fence?: WriteFence;
   /** Goes before others waiting for the rate limiter. */
   urgent: boolean;
+  /** The `User-Agent` header of every request; Deno's default when absent. */
   userAgent?: string;
   /** Retries for 429s and for 5xx/network failures of idempotent requests; default 5. */
   maxRetries?: number;
@@ -51,8 +55,11 @@ export interface SenderParts {
 
 /** One write as a view saw it: the verb, the path without its query, and the answer's code. */
 export interface WriteSample {
+  /** The HTTP method, e.g. `PATCH`. */
   method: string;
+  /** The request path, without its query string. */
   path: string;
+  /** The HTTP status of the answer, or 0 when none came. */
   code: number;
   /** Sent as a server-side dry run: nothing was stored. */
   dryRun: boolean;
@@ -64,10 +71,16 @@ const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Between retries: 100 ms doubling, capped at 5 s, with up to 20 % jitter. */
 const RETRY_BACKOFF = { initialMs: 100, maxMs: 5_000, jitter: 0.2 };
 
+/**
+ * Sends requests through the rate limit, the write fence, one deadline and the retries (see the
+ * module doc); `KubeClient`'s verbs are built on it.
+ */
 export class RequestSender {
+  /** What it is made of; `with` makes a view that shares all of it. */
   readonly parts: Readonly<SenderParts>;
   readonly #host: string;
 
+  /** A sender over `parts`, counting answers under the server's host. */
   constructor(parts: SenderParts) {
     this.parts = parts;
     this.#host = new URL(parts.transport.config.server).host;

@@ -20,7 +20,7 @@
 export const BUCKETS = 256;
 
 /** The most shards a ring may have: one bucket each. */
-export const MAX_SHARDS = BUCKETS;
+export const MAX_SHARDS: number = BUCKETS;
 
 /** The exclusive end of the whole space, 2^64, the one 17-digit bound the server accepts. */
 const END_OF_SPACE = "0x10000000000000000";

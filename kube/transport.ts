@@ -33,8 +33,11 @@ const TOKEN_FILE_TTL_MS = 60_000;
 
 /** One request as the client sends it. */
 export interface Exchange {
+  /** The HTTP method. */
   method: string;
+  /** Headers besides the credentials, which the transport adds. */
   headers?: Headers;
+  /** The body, already serialized. */
   body?: string;
   /** The caller's cancellation; its abort is passed through unchanged. */
   signal?: AbortSignal;
@@ -67,6 +70,7 @@ export interface Exchange {
  * answers still arrive keeps its connection.
  */
 export class Transport {
+  /** The cluster: server, CA, credentials. */
   readonly config: ClusterConfig;
   /**
    * Whether the server answers, by the main connection (requests); shared by everything that uses
@@ -81,6 +85,10 @@ export class Transport {
   #closed = false;
   #replaced = 0;
 
+  /**
+   * Refuses a server that is not http(s), `insecure-skip-tls-verify`, and a client certificate
+   * without its key (or the other way round).
+   */
   constructor(config: ClusterConfig) {
     if (!/^https?:\/\//.test(config.server)) {
       throw new TypeError(
@@ -330,6 +338,7 @@ export class Transport {
     this.#exec = undefined;
   }
 
+  /** Closes every connection, failing what waits on them; the transport sends nothing after. */
   close(): void {
     this.#closed = true;
     this.#main.close();

@@ -14,6 +14,7 @@ export type WriteFence = () => number | void;
 
 /** A write refused because this instance is not (or no longer surely) the leader. */
 export class NotLeaderError extends Error {
+  /** Always `NotLeaderError`. */
   override readonly name = "NotLeaderError";
 }
 

@@ -12,10 +12,13 @@ import { ownedKinds, type PluginSpec, type Verb } from "./plugin/mod.ts";
 
 /** One rule of a ClusterRole or Role. */
 export interface PolicyRule {
+  /** The API groups of `resources` (`""` for the core group). */
   apiGroups: string[];
+  /** Resources by their plural, with a subresource after a slash (`ptemplates/status`). */
   resources: string[];
   /** Only these objects (never with `create`, which has no name to check yet). */
   resourceNames?: string[];
+  /** What may be done to them. */
   verbs: Verb[];
 }
 
@@ -50,7 +53,8 @@ export const ACCESS_REVIEW_RULES: PolicyRule[] = [
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
 ];
 
-type Declaring = Pick<
+/** What of a plugin's spec its RBAC rules are derived from. */
+export type Declaring = Pick<
   PluginSpec,
   "for" | "owns" | "watches" | "writesStatus" | "finalize" | "permissions" | "admissionReads"
 >;

@@ -2,9 +2,11 @@
 
 /** The fields of a kube-apiserver audit event that tests look at. */
 export interface AuditEvent {
+  /** The request's verb: `get`, `list`, `watch`, `create`, `patch`, … */
   verb: string;
   /** Who: a pod-bound token's pod is in `extra` (`authentication.kubernetes.io/pod-name`). */
   user: { username: string; groups?: string[]; extra?: Record<string, string[]> };
+  /** The object the request was about, when it was about one. */
   objectRef?: {
     apiGroup?: string;
     resource?: string;
@@ -14,7 +16,9 @@ export interface AuditEvent {
   };
   /** The answer; a refusal's message too. */
   responseStatus?: { code: number; message?: string };
+  /** The path and query the request was sent to. */
   requestURI: string;
+  /** The client's `User-Agent`, which tells one client of a test from another. */
   userAgent?: string;
   /** RFC 3339 with microseconds, when the API server received the request. */
   requestReceivedTimestamp: string;

@@ -7,10 +7,15 @@ import { readAsset } from "./asset.ts";
 
 /** The pinned versions; the Go modules in `testing/toolchain/` must agree (a test checks). */
 export const KUBERNETES_VERSION = "v1.36.3";
+/** etcd's release (`go.etcd.io/etcd`). */
 export const ETCD_VERSION = "v3.6.8";
+/** kwok's release, which fakes nodes and the pods on them (`sigs.k8s.io/kwok`). */
 export const KWOK_VERSION = "v0.8.0";
+/** prometheus/client_golang's release, whose promlint lints our `/metrics`. */
 export const PROMETHEUS_CLIENT_VERSION = "v1.20.5";
+/** The Prometheus Go module's version (`v0.x` tags of prometheus/prometheus), for promtool. */
 export const PROMETHEUS_VERSION = "v0.316.0";
+/** operator-framework/api's release, whose validators check our OLM bundle. */
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
 /** The OpenTelemetry Collector release (contrib and core `v0.x` modules; core `v1.x` ones pair with it). */
 export const OTEL_COLLECTOR_VERSION = "v0.161.0";
@@ -24,6 +29,7 @@ export const CONTROL_PLANE_BINARIES = [
   "kubectl",
   "kwok",
 ] as const;
+/** One of CONTROL_PLANE_BINARIES. */
 export type ControlPlaneBinary = typeof CONTROL_PLANE_BINARIES[number];
 
 /** The control plane's binaries, and tools some tests use (built only when asked for). */
@@ -37,12 +43,15 @@ export type BinaryName =
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<ControlPlaneBinary, string>;
 
+/** A Go module under `testing/toolchain/` and the binaries built from it. */
 export interface Toolchain {
   /** Folder under `testing/toolchain/`. */
   module: string;
+  /** The version it builds; it names the cache folder, and the module's go.mod must agree. */
   version: string;
   /** Binary name → Go package that builds it. */
   packages: Partial<Record<BinaryName, string>>;
+  /** Go linker flags (`-s -w` for smaller binaries, `-X` to stamp a version). */
   ldflags: string;
   /** Go build tags, comma-separated (they key the cache too). */
   tags?: string;
@@ -66,6 +75,7 @@ function kubeVersionFlags(): string {
     .join(" ");
 }
 
+/** The Go modules the binaries are built from, each pinned. */
 export const TOOLCHAINS: readonly Toolchain[] = [
   {
     module: "etcd",
@@ -170,6 +180,7 @@ async function cacheFolder(toolchain: Toolchain): Promise<string> {
 
 /** Why the binaries cannot be had here; the message says what to install or set. */
 export class BinariesUnavailable extends Error {
+  /** Always `BinariesUnavailable`. */
   override readonly name = "BinariesUnavailable";
 }
 
@@ -188,6 +199,7 @@ export async function haveGo(): Promise<boolean> {
   }
 }
 
+/** Whether `findBinaries` may build what is missing, and where its progress goes. */
 export interface FindOptions {
   /** Build what is missing (needs Go); when false, missing binaries throw BinariesUnavailable. */
   build?: boolean;

@@ -57,6 +57,10 @@ export interface ControlPlaneOptions {
   progress?: (line: string) => void;
 }
 
+/**
+ * The controllers kube-controller-manager runs when asked for without a list: garbage collection,
+ * DaemonSets, Deployments (and their ReplicaSets), namespaces.
+ */
 export const DEFAULT_CONTROLLERS = [
   "garbage-collector-controller",
   "daemonset-controller",
@@ -76,7 +80,9 @@ export class ControlPlane {
   readonly adminConfig: ClusterConfig;
   /** A kubeconfig file for the admin identity: `kubectl --kubeconfig <this>`. */
   readonly adminKubeconfigPath: string;
+  /** Where each binary it runs was found. */
   readonly binaries: Binaries;
+  /** etcd's client URL on loopback (`http://127.0.0.1:<port>`): the API server's storage. */
   readonly etcdUrl: string;
   readonly #processes = new Map<string, ManagedProcess>();
   readonly #clients: KubeClient[] = [];
@@ -386,6 +392,7 @@ export class ControlPlane {
     }
   }
 
+  /** Stops it, for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }

@@ -4,7 +4,9 @@ import { NODE } from "../kube/kinds.ts";
 
 /** A Node to fake with kwok. */
 export interface FakeNode {
+  /** The Node's name. */
   name: string;
+  /** Its labels, for plugins' node selectors to match. */
   labels?: Record<string, string>;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Runs a plugin's `reconcile` once against objects you give it and returns the Outcome: the way to
- * test a plugin's logic without a cluster. What the runtime does with the Outcome (apply, prune,
+ * test a plugin's logic without a cluster. Imported from `mod.ts`, beside `definePlugin` (a plugin's
+ * unit test needs nothing of `testing/`, which is the control plane). What the runtime does with the Outcome (apply, prune,
  * ownership, status) is tested against a real API server; this is only the plugin's part.
  */
 import type { KubeClient } from "../kube/client.ts";
@@ -36,10 +37,14 @@ export interface ReconcileOnceOptions {
   problems?: ChildProblem[];
 }
 
-/** What one reconcile did: its Outcome, Events and metrics. */
-export interface ReconcileOnceResult {
+/**
+ * What one reconcile did: its Outcome, Events and metrics. The Outcome is typed by the plugin's
+ * kind, so `outcome.status` has the kind's status type (its generated `*_types.ts`): a test reads
+ * `outcome.status?.configMap` without a cast, and a misspelt field does not compile.
+ */
+export interface ReconcileOnceResult<T extends KubeObject = KubeObject> {
   /** What `reconcile` returned (`{}` for nothing). */
-  outcome: Outcome;
+  outcome: Outcome<T>;
   /** The Events it recorded, in order. */
   events: (EventInput & { object: string })[];
   /** The metrics registry it was given, to read what it counted. */
@@ -78,10 +83,10 @@ export async function reconcileOnce<T extends KubeObject>(
   plugin: Plugin<T>,
   object: T,
   options: ReconcileOnceOptions = {},
-): Promise<ReconcileOnceResult> {
+): Promise<ReconcileOnceResult<T>> {
   const stored = asStored(plugin.for, object);
   const world = [stored, ...(options.objects ?? []).filter((o) => o !== object)];
-  const events: ReconcileOnceResult["events"] = [];
+  const events: ReconcileOnceResult<T>["events"] = [];
   const metrics = new Registry();
   const context: ReconcileContext = {
     client: noClient(),

@@ -1,10 +1,13 @@
 /** A Manager running in the test's own process against a control plane, stopped once, cleanly. */
 import type { ClusterConfig } from "../kube/cluster_config.ts";
 import { KubeClient } from "../kube/client.ts";
-import { Manager, type ManagerOptions } from "../runtime/manager.ts";
+import { Manager, type ManagerOptions } from "../runtime/manager/mod.ts";
 
+/** A Manager started by `runManager`, with its client, and the one way to stop both. */
 export interface RunningManager {
+  /** The running manager. */
   manager: Manager;
+  /** The manager's own client, which `stop` closes. */
   client: KubeClient;
   /** Stops it (drains, releases the lease) and closes its client; again is a no-op. */
   stop(): Promise<void>;

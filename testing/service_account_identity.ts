@@ -9,10 +9,15 @@ import type { Resource } from "../kube/resource.ts";
 
 /** A ServiceAccount identity minted through the TokenRequest API. */
 export interface ServiceAccountIdentity {
+  /** The ServiceAccount's namespace. */
   namespace: string;
+  /** The ServiceAccount's name. */
   name: string;
+  /** The minted bearer token. */
   token: string;
+  /** A cluster config that authenticates with the token, trusting the plane's CA. */
   config: ClusterConfig;
+  /** A kubeconfig file for it, in the plane's folder: `kubectl --kubeconfig <this>`. */
   kubeconfigPath: string;
   /** `system:serviceaccount:<namespace>:<name>`, for RBAC subjects. */
   username: string;

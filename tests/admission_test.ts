@@ -14,7 +14,7 @@ import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, NAMESPACE, NODE, SECRET } from "../kube/kinds.ts";
-import { ADMISSION_RATE_LIMIT } from "../runtime/manager.ts";
+import { ADMISSION_RATE_LIMIT } from "../runtime/manager/mod.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
 import type { AuditEvent } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";

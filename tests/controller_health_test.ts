@@ -6,7 +6,7 @@
 import { expect } from "expect";
 import { KubeClient } from "../kube/client.ts";
 import { CONFIG_MAP, NAMESPACE } from "../kube/kinds.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import type { Plugin } from "../runtime/plugin/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -12,6 +12,7 @@ import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { VERSION } from "../cli/version.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
 import { deploymentArgs, kustomize } from "./fixtures/manifests.ts";
 import { insecureFetch } from "./fixtures/insecure_fetch.ts";
@@ -82,7 +83,8 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
     expect(deployment.spec!.template.spec!.securityContext?.seccompProfile).toEqual({
       type: "RuntimeDefault",
     });
-    expect(container.image).toBe("ghcr.io/ptemplate/ptemplate-operator:v0.1.0");
+    // The released image of this version (the release checks the tag, deno.json and this alike).
+    expect(container.image).toBe(`ghcr.io/ptemplate/ptemplate-operator:v${VERSION}`);
   });
 
   await step("kubectl kustomize deploy/shards: two shards, and the shard fence", async () => {

@@ -10,7 +10,7 @@ import {
   SWITCH,
   SWITCH_CRD,
 } from "../plugins/useless_machine/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 

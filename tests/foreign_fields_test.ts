@@ -13,7 +13,7 @@ import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { DAEMON_SET, EVENT, NAMESPACE } from "../kube/kinds.ts";
 import { resourcePath } from "../kube/resource.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -17,7 +17,7 @@ import { webhookConfigurations } from "../cli/webhook_manifests.ts";
 import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { DAEMON_SET, NAMESPACE, VALIDATING_WEBHOOK_CONFIGURATION } from "../kube/kinds.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

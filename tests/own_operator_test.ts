@@ -1,16 +1,18 @@
 /**
- * Operators of one's own, the way the README makes them, outside this repository: `deno task new`
- * from a fresh clone, then `new plugin Backup` in the new folder, whose files pass its own
- * `check` and `test` (unit and integration) at once, whose `rbac` and `crds` name it and its kind,
+ * Operators of one's own, the way the guides make them, outside this repository: `deno task new`
+ * from a fresh clone, as written (offline: it imports the clone), then `new plugin Backup` in the
+ * new folder, whose files pass its own `check` and `test` at once (unit, integration, its deploy
+ * rendered and installed, its OLM bundle validated), whose `rbac` and `crds` name it and its kind,
  * and whose generated types follow its schema. Then two such operators with the same plugin name
- * and kind (in two domains) run in one control plane as real processes, each as its own
- * ServiceAccount with the RBAC its `rbac` prints: both converge, the audit log shows neither
- * writing an object of the other, their Leases and RBAC objects are distinct, and uninstalling one
- * leaves the other working.
+ * and kind (in two domains) run in one control plane as real processes: one deployed as its guide
+ * says (`deno task install`, `kubectl apply -k deploy`, its Deployment's own arguments as its pod,
+ * its sample applied and reconciled), the other as its own ServiceAccount with the RBAC its `rbac`
+ * prints: both converge, the audit log shows neither writing an object of the other, their Leases
+ * and RBAC objects are distinct, and uninstalling one leaves the other working.
  */
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
-import { CLUSTER_ROLE, CONFIG_MAP, LEASE, NAMESPACE } from "../kube/kinds.ts";
+import { CLUSTER_ROLE, CONFIG_MAP, DEPLOYMENT, LEASE, NAMESPACE } from "../kube/kinds.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { WRITE_VERBS } from "../testing/audit_log.ts";
@@ -85,6 +87,12 @@ async function snapshot(dir: string): Promise<Map<string, string>> {
 const NEW = documented(
   "deno task new ../backup-operator --name backup-operator --domain backup.example.com",
 );
+const NEW_PLUGIN = documented("deno task new plugin Backup");
+const CHECK = documented("deno task check");
+const INSTALL = documented("deno task install");
+const APPLY_DEPLOY = documented("kubectl apply -k deploy");
+const APPLY_EXAMPLES = documented("kubectl apply -f examples/");
+const GET_BACKUPS = documented("kubectl get backups");
 
 await binariesTest(
   "own operators: scaffolded outside this repository, two in one cluster",
@@ -103,24 +111,20 @@ await binariesTest(
       await step(
         "new, as the README says, writes a repository beside the clone, once",
         async () => {
-          const made = await runDocumented(NEW, {
-            cwd: clone,
-            checkout: clone,
-            extraArgs: ["--runtime", clone],
-          });
+          // As written: no --runtime, no network; it imports the clone it runs from, and says so.
+          const made = await runDocumented(NEW, { cwd: clone, checkout: clone });
           expect({ code: made.code, stderr: made.code ? made.stderr : "" }).toEqual({
             code: 0,
             stderr: "",
           });
+          expect(made.stdout).toContain(
+            "runtime: this checkout, ../ptemplate-operator/ (imported from disk, no network needed)",
+          );
           const config = JSON.parse(await Deno.readTextFile(`${a.folder}/deno.json`));
           expect(config.imports["ptemplate-operator/"]).toBe("../ptemplate-operator/");
           // Again: refused, and nothing changed.
           const before = await snapshot(a.folder);
-          const again = await runDocumented(NEW, {
-            cwd: clone,
-            checkout: clone,
-            extraArgs: ["--runtime", clone],
-          });
+          const again = await runDocumented(NEW, { cwd: clone, checkout: clone });
           expect(again.code).not.toBe(0);
           expect(again.stderr).toContain("already exist");
           expect(await snapshot(a.folder)).toEqual(before);
@@ -142,8 +146,13 @@ await binariesTest(
 
       await step("new plugin Backup adds the kind, its CRD, types, plugin and tests", async () => {
         for (const op of [a, b]) {
-          const added = await denoOk(op.folder, "task", "new", "plugin", "Backup");
+          const added = await runDocumented(NEW_PLUGIN, { cwd: op.folder, checkout: clone });
+          expect({ code: added.code, stderr: added.code ? added.stderr : "" }).toEqual({
+            code: 0,
+            stderr: "",
+          });
           expect(added.stdout).toContain(`Backup (${op.domain}/v1alpha1) is ready`);
+          expect(added.stdout).toContain(`wrote ${op.folder}/examples/backup.yaml`);
         }
         const refused = await deno(a.folder, "task", "new", "plugin", "Backup");
         expect(refused.code).not.toBe(0);
@@ -153,15 +162,23 @@ await binariesTest(
       await step(
         "what they wrote passes its own check (types, fmt, lint) and test, at once",
         async () => {
-          await denoOk(a.folder, "task", "check");
+          const checked = await runDocumented(CHECK, { cwd: a.folder, checkout: clone });
+          expect({ code: checked.code, stderr: checked.code ? checked.stderr : "" }).toEqual({
+            code: 0,
+            stderr: "",
+          });
           const tested = await denoOk(a.folder, "task", "test");
-          expect(tested.stdout).toMatch(/^ok \| 3 passed \(2 steps\) \| 0 failed/m);
-          // Unit, integration against a control plane, and the generated files' staleness.
+          expect(tested.stdout).toMatch(/^ok \| 4 passed \(5 steps\) \| 0 failed/m);
+          // Unit, integration against a control plane, the generated files' staleness, and its
+          // deploy rendered, installed and its bundle validated.
           for (
             const name of [
               "it asks for one ConfigMap",
               "backup plugin against a real API server",
-              "crds/ and each kind's types",
+              "crds/, each kind's types and deploy/rbac",
+              "kubectl kustomize renders deploy/ and its overlays",
+              "the API server takes it: kubectl apply -k deploy",
+              "its OLM bundle passes the scorecard and OLM's validators",
             ]
           ) {
             expect(tested.stdout).toContain(name);
@@ -229,33 +246,78 @@ await binariesTest(
       const adminKubeconfig = plane.adminKubeconfigPath;
       await admin.create(NAMESPACE, { metadata: { name: "shared" } });
 
+      /** The operator's run, as its pod or its ServiceAccount, on ports of the test's choosing. */
+      const run = (op: Own, args: string[], kubeconfig: string, env: Record<string, string> = {}) =>
+        startCommand([
+          "deno",
+          "task",
+          "start",
+          ...args.filter((arg) => !/bind-address|log-format/.test(arg)),
+          `--kubeconfig=${kubeconfig}`,
+          "--metrics-bind-address=0",
+          "--health-probe-bind-address=0",
+          "--webhook-bind-address=0",
+          "--log-format=json",
+        ], { cwd: op.folder, env });
+      const asUser = { cwd: a.folder, checkout: clone, kubectl: binaries.kubectl };
+      const userEnv = { env: { KUBECONFIG: adminKubeconfig } };
+
       await step(
-        "each is installed as the README of its repository says, as its own ServiceAccount",
+        "one is deployed as its guide says: install, apply -k deploy, its pod runs, its sample converges",
         async () => {
-          for (const op of [a, b]) {
-            await denoOk(op.folder, "task", "start", "install", "--kubeconfig", adminKubeconfig);
-            await Deno.writeTextFile(
-              `${op.folder}/rbac.yaml`,
-              (await denoOk(op.folder, "task", "start", "rbac")).stdout,
-            );
-            const identity = await plane!.serviceAccountIdentity(op.namespace, op.name);
-            await kubectlOk(binaries.kubectl, adminKubeconfig, ["apply", "-f", "rbac.yaml"], {
-              cwd: op.folder,
+          for (const command of [INSTALL, APPLY_DEPLOY]) {
+            const done = await runDocumented(command, { ...asUser, ...userEnv });
+            expect({ command, code: done.code, stderr: done.code ? done.stderr : "" }).toEqual({
+              command,
+              code: 0,
+              stderr: "",
             });
-            const operator = startCommand([
-              "deno",
-              "task",
-              "start",
-              `--kubeconfig=${identity.kubeconfigPath}`,
-              "--leader-elect",
-              `--leader-election-namespace=${op.namespace}`,
-              "--metrics-bind-address=0",
-              "--health-probe-bind-address=0",
-              "--webhook-bind-address=0",
-              "--log-format=json",
-            ], { cwd: op.folder });
-            running.push(operator);
           }
+          // There is no kubelet: the test runs the Deployment's container, as one of its pods
+          // (its token names the pod, and so does POD_NAME: the leader fence judges its writes).
+          const deployment = await admin.get(DEPLOYMENT, a.name, { namespace: a.namespace });
+          const container = deployment.spec!.template.spec!.containers[0];
+          expect(container.image).toBe(`${a.name}:v0.1.0`);
+          expect(deployment.spec!.template.spec!.serviceAccountName).toBe(a.name);
+          const pod = `${a.name}-5d4c8b7f9-x2k7q`;
+          const identity = await plane!.serviceAccountIdentity(a.namespace, a.name, { pod });
+          running.push(run(a, container.args!, identity.kubeconfigPath, { POD_NAME: pod }));
+          const applied = await runDocumented(APPLY_EXAMPLES, { ...asUser, ...userEnv });
+          expect(applied).toMatchObject({ code: 0 });
+          expect(applied.stdout).toContain("backup.backup.example.com/sample created");
+          await eventually(async () => {
+            const made = await admin.get(CONFIG_MAP, "sample-backup", { namespace: "default" });
+            expect(made.data).toEqual({ message: "hello from the backup plugin" });
+            const sample = await admin.get(a.backup, "sample", { namespace: "default" });
+            expect(sample.status?.configMap).toBe("sample-backup");
+          }, { timeoutMs: 120_000 });
+          const listed = await runDocumented(GET_BACKUPS, { ...asUser, ...userEnv });
+          expect(listed.stdout).toMatch(/^sample +/m);
+          // Its pod held the Lease: the leader fence let its writes through.
+          const lease = await admin.get(LEASE, a.lease, { namespace: a.namespace });
+          expect(lease.spec?.holderIdentity).toMatch(new RegExp(`^${pod}_`));
+        },
+      );
+
+      await step(
+        "the other is installed as its own ServiceAccount with the RBAC its rbac prints",
+        async () => {
+          await denoOk(b.folder, "task", "start", "install", "--kubeconfig", adminKubeconfig);
+          await Deno.writeTextFile(
+            `${b.folder}/rbac.yaml`,
+            (await denoOk(b.folder, "task", "rbac")).stdout,
+          );
+          const identity = await plane!.serviceAccountIdentity(b.namespace, b.name);
+          await kubectlOk(binaries.kubectl, adminKubeconfig, ["apply", "-f", "rbac.yaml"], {
+            cwd: b.folder,
+          });
+          running.push(
+            run(
+              b,
+              ["--leader-elect", `--leader-election-namespace=${b.namespace}`],
+              identity.kubeconfigPath,
+            ),
+          );
         },
       );
 
@@ -338,8 +400,9 @@ await binariesTest(
           const lease = await admin.get(LEASE, op.lease, { namespace: op.namespace });
           expect(lease.spec?.holderIdentity).toBeTruthy();
         }
+        const rbacOf = (op: Own) => op === a ? "deploy/rbac/rbac.yaml" : "rbac.yaml";
         const names = async (op: Own) =>
-          parseAllDocuments(await Deno.readTextFile(`${op.folder}/rbac.yaml`)).map((d) => {
+          parseAllDocuments(await Deno.readTextFile(`${op.folder}/${rbacOf(op)}`)).map((d) => {
             const o = d.toJS() as Unstructured;
             return `${o.kind} ${o.metadata?.namespace ?? ""}/${o.metadata?.name}`;
           });
@@ -363,7 +426,13 @@ await binariesTest(
           adminKubeconfig,
         );
         expect(removed.stdout).toContain(`deleted CustomResourceDefinition backups.${a.domain}`);
-        await kubectlOk(binaries.kubectl, adminKubeconfig, ["delete", "-f", "rbac.yaml"], {
+        // Not waiting for its namespace to go: no namespace controller runs here.
+        await kubectlOk(binaries.kubectl, adminKubeconfig, [
+          "delete",
+          "-k",
+          "deploy",
+          "--wait=false",
+        ], {
           cwd: a.folder,
         });
         // The other's objects are as they were, and it still reconciles: an edit and a new one.

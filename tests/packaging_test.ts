@@ -4,6 +4,7 @@
  */
 import { expect } from "expect";
 import { parse } from "yaml";
+import { DENO_VERSION } from "../cli/version.ts";
 import { permissionFlags, taskEnv } from "./fixtures/operator_command.ts";
 
 const root = new URL("../", import.meta.url);
@@ -75,8 +76,8 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const { test, binaries, image, publish } = workflow.jobs;
   // Nothing is built before the tag is checked and the suite passed, the way CI runs it.
   const gate = test.steps.map((s: { run?: string }) => s.run ?? "").join("\n");
-  expect(gate).toContain("version=$(jq -r .version deno.json)");
-  expect(gate).toContain('[ "${GITHUB_REF_NAME}" != "v${version}" ]');
+  // The check itself is cli/release_version.ts, run as the workflow runs it by release_workflow_test.
+  expect(gate).toContain('deno run --allow-read cli/release_version.ts --tag "${GITHUB_REF_NAME}"');
   expect(gate).toContain("bash .ci/run");
   expect([binaries.needs, image.needs]).toEqual(["test", "test"]);
   const targets = binaries.strategy.matrix.include.map((m: { target: string }) => m.target);
@@ -87,7 +88,7 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   ]);
   const steps = JSON.stringify(binaries.steps);
   expect(steps).toContain("npm install -g deno@${DENO_VERSION}");
-  expect(workflow.env.DENO_VERSION).toBe("2.9.6");
+  expect(workflow.env.DENO_VERSION).toBe(DENO_VERSION);
   expect(steps).toContain("tasks.compile.command");
   for (const smoke of [" version", " --help", " crds"]) expect(steps).toContain(smoke);
   const imageSteps = JSON.stringify(image.steps);
@@ -103,6 +104,9 @@ Deno.test("the release workflow: tag = version, tests first, three platforms, ch
   const publishSteps = JSON.stringify(publish.steps);
   expect(publishSteps).toContain("sha256sum ptemplate-operator-* > SHA256SUMS");
   expect(publishSteps).toContain("dist/SHA256SUMS");
+  // The notes are the version's CHANGELOG section; the bundle is built from deno.json's version.
+  expect(publishSteps).toContain("cli/release_version.ts --notes > dist/NOTES.md");
+  expect(imageSteps).toContain("version=$(jq -r .version deno.json)");
 });
 
 Deno.test("CI checks what reviewers check, then runs the README's test command", () => {

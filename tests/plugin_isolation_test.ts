@@ -11,7 +11,8 @@
  * incompatible plugin API, a bundle that carries its own runtime.
  */
 import { expect } from "expect";
-import { CONFIG_MAP, EVENT, LEASE, NAMESPACE } from "../mod.ts";
+import { CONFIG_MAP, EVENT, NAMESPACE } from "../mod.ts";
+import { LEASE } from "../kube/mod.ts";
 import type { Unstructured } from "../kube/mod.ts";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { busiestThread, childProcesses, processTable, threadCpuTicks } from "../testing/process.ts";

@@ -12,14 +12,14 @@ import type { Pod } from "kubernetes-types/core/v1.d.ts";
 import {
   DAEMON_SET,
   definePlugin,
-  type KubeClient,
   NODE,
   type Plugin,
   POD,
+  reconcileOnce,
   type Resource,
   watch,
 } from "../mod.ts";
-import { reconcileOnce } from "../testing/reconcile_once.ts";
+import type { KubeClient } from "../operator.ts";
 
 Deno.test("typed resources: objects, cache reads, children and status are checked", async () => {
   const plugin = definePlugin({
@@ -69,6 +69,13 @@ Deno.test("typed resources: objects, cache reads, children and status are checke
     spec: { selector: { a: "b" } },
   });
   expect(outcome.status?.readyConsumers).toBe(1);
+  // reconcileOnce's Outcome is the plugin's: its status is the Ptemplate's status type.
+  const ready: number | undefined = outcome.status?.readyConsumers;
+  // @ts-expect-error the Ptemplate's status has readyConsumers, not readyConsumer
+  void outcome.status?.readyConsumer;
+  // @ts-expect-error readyConsumers is a number, not a string
+  const readyText: string | undefined = outcome.status?.readyConsumers;
+  void [ready, readyText];
 });
 
 /** Never called: what it holds is checked by the compiler alone. */

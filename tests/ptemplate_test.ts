@@ -8,13 +8,8 @@ import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { ApiError } from "../kube/errors.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
-import {
-  CONSUMER_PODS,
-  daemonSetFor,
-  moduleFor,
-  PTEMPLATE_PLUGINS,
-} from "../plugins/ptemplate/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { CONSUMER_PODS, daemonSetFor, moduleFor, PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { EDGE_PTEMPLATES, HARMFUL_PTEMPLATES } from "./fixtures/harmful_ptemplates.ts";

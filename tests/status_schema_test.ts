@@ -4,7 +4,7 @@ import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { EVENT, NAMESPACE } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { Manager } from "../runtime/manager.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { definePlugin } from "../runtime/plugin/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";

@@ -12,8 +12,8 @@ import { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
 import { NAMESPACE, NODE, POD } from "../kube/kinds.ts";
 import type { Resource } from "../kube/resource.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
-import { Manager } from "../runtime/manager.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
+import { Manager } from "../runtime/manager/mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 

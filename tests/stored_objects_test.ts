@@ -30,7 +30,7 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
 import type { Unstructured } from "../kube/object.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { certificateFromDir } from "../runtime/observe/mod.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";
 import { eventually } from "../testing/eventually.ts";

@@ -11,7 +11,7 @@ import { PTEMPLATE_CONVERSION } from "../cli/plugin_catalog.ts";
 import { PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Unstructured } from "../kube/object.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { log } from "../runtime/observe/mod.ts";
 import { Store } from "../runtime/cache/mod.ts";
 import { WebhookServer } from "../runtime/webhooks/mod.ts";

@@ -24,7 +24,7 @@ import {
   SECRET,
   VALIDATING_WEBHOOK_CONFIGURATION,
 } from "../kube/kinds.ts";
-import { PTEMPLATE_PLUGINS } from "../plugins/ptemplate/mod.ts";
+import { PTEMPLATE_PLUGINS } from "../reconcilers/mod.ts";
 import { certificateFromDir, log } from "../runtime/observe/mod.ts";
 import { selfManagedCertificate } from "../runtime/certificates/mod.ts";
 import { createServingPki } from "../testing/control_plane_pki.ts";

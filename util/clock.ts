@@ -32,6 +32,7 @@ export class Instant {
     readonly clock: Clock,
   ) {}
 
+  /** This instant, read on both of `clock`'s clocks (the process's own by default). */
   static now(clock: Clock = systemClock): Instant {
     return new Instant(clock.monotonicMs(), clock.wallMs(), clock);
   }

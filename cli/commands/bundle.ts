@@ -4,7 +4,8 @@ import { BUNDLE } from "../flag_table.ts";
 import type { FlagValuesOf } from "../flags.ts";
 import { type BundleFile, olmBundle } from "../olm_bundle.ts";
 import type { CatalogEntry } from "../plugin_catalog.ts";
-import type { OperatorIdentity } from "../../runtime/mod.ts";
+import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../../runtime/mod.ts";
+import { readExamples } from "../olm_listing.ts";
 
 /** Makes the bundle's files and writes them under `--output`. */
 export const bundleCommand = defineCommand({
@@ -23,7 +24,10 @@ export async function bundleFor(
   operator: OperatorIdentity,
 ): Promise<BundleFile[]> {
   const version = values.version;
+  // An own operator's samples (new plugin writes them); ours come with the runtime.
+  const own = operator.name !== PTEMPLATE_OPERATOR.name;
   return await olmBundle({
+    examples: own ? await readExamples(`${Deno.cwd()}/examples`) : undefined,
     operator,
     version,
     image: values.image ?? `${operator.image}:v${version}`,

@@ -1,17 +1,20 @@
 /**
  * `new`: an operator repository of its own (`new <dir> --name --domain [--runtime]`), or, inside
  * one, a kind with its plugin and tests (`new plugin <Kind>`). Both write only files that do not
- * exist yet (but the one entry `new plugin` adds to catalog.ts), and refuse before writing
- * anything when one does.
+ * exist yet (but the one entry `new plugin` adds to catalog.ts, and the RBAC that `deno task crds`
+ * generates into deploy/rbac), and refuse before writing anything when one does.
  */
-import { relative, resolve } from "node:path";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { defineCommand } from "../command.ts";
 import type { CrdFile } from "../crd_files.ts";
 import { NEW } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
-import type { OperatorIdentity } from "../../runtime/mod.ts";
-import { operatorFiles, RELEASE_URL } from "../scaffold_operator.ts";
+import type { CatalogEntry } from "../plugin_catalog.ts";
+import { RBAC_FILE } from "../rbac_file.ts";
+import { isDefinedHere, looksLikePlugin, type OperatorIdentity } from "../../runtime/mod.ts";
+import { chooseRuntime } from "../runtime_reference.ts";
+import { operatorFiles } from "../scaffold_operator.ts";
 import { catalogEntry, kindNames, pluginFiles, withCatalogEntry } from "../scaffold_plugin.ts";
 
 type NewValues = FlagValuesOf<typeof NEW>;
@@ -40,39 +43,17 @@ async function newOperator(values: NewValues, args: string[]): Promise<number> {
     );
   }
   const target = resolve(Deno.cwd(), args[0]);
-  const files = usage(() =>
-    operatorFiles({ name, domain, runtime: runtimeFor(values.runtime ?? RELEASE_URL, target) })
-  );
+  // Checked before anything is written: a URL that cannot be reached is refused at once.
+  const { runtime, note } = await chooseRuntime({ given: values.runtime, target });
+  const files = usage(() => operatorFiles({ name, domain, runtime }));
+  console.log(note);
   await writeNew(target, files, "new");
   console.log(
     `\n${name} is in ${args[0]}. Next:\n  cd ${args[0]}\n  deno task new plugin <Kind>   ` +
-      "# a kind with its CRD, types, plugin and tests\n  deno task test",
+      "# a kind with its CRD, types, plugin, tests and a sample\n  deno task test                " +
+      "# its tests, its deploy rendered and installed, its bundle validated",
   );
   return 0;
-}
-
-/**
- * How the new repository's import map names the runtime: a URL as given (ending in `/`), or a
- * checkout's folder relative to the new repository, checked to be one.
- */
-function runtimeFor(runtime: string, target: string): string {
-  if (/^https?:\/\//.test(runtime)) return runtime.endsWith("/") ? runtime : `${runtime}/`;
-  const folder = resolve(Deno.cwd(), runtime);
-  for (const file of ["mod.ts", "cli/operator.ts", "testing/mod.ts"]) {
-    try {
-      Deno.statSync(`${folder}/${file}`);
-    } catch {
-      throw new UsageError(
-        `--runtime ${runtime} has no ${file}: give the folder of a ptemplate-operator checkout, ` +
-          "or a URL",
-      );
-    }
-  }
-  // Relative when near (a sibling checkout, as the README has it), so the folders can move
-  // together; else absolute.
-  const path = relative(target, folder) || ".";
-  if (path.split("/").filter((part) => part === "..").length > 2) return `${folder}/`;
-  return `${path.startsWith(".") ? path : `./${path}`}/`;
 }
 
 /** `new plugin <Kind>`, in an operator made by `new` (the current folder). */
@@ -106,20 +87,43 @@ async function newPlugin(values: NewValues, args: string[]): Promise<number> {
   await writeNew(Deno.cwd(), sources, "new plugin");
   await write(catalogUrl.pathname, edited, "new plugin", false);
   console.log(`added ${names.plugin} to ${catalogUrl.pathname}`);
-  // The generated types and YAML, by the operator's own `deno task crds` code.
+  // The generated types, YAML and RBAC, by the operator's own `deno task crds` code, for its
+  // catalog with the new kind in it.
   const crds = await import(new URL("crds.ts", root).href) as {
-    generatedFiles?: () => CrdFile[];
+    generatedFiles?: (catalog?: CatalogEntry[]) => CrdFile[];
   };
   if (!crds.generatedFiles) {
     throw new Error("crds.ts exports no generatedFiles(): run `deno task crds`");
   }
-  await writeNew(
-    Deno.cwd(),
-    crds.generatedFiles().filter((file) => generated.includes(file.path)),
-    "new plugin",
-  );
+  const files = crds.generatedFiles(await catalogWith(root, names.folder));
+  await writeNew(Deno.cwd(), files.filter((file) => generated.includes(file.path)), "new plugin");
+  const rbac = files.find((file) => file.path === RBAC_FILE);
+  if (rbac) await write(`${Deno.cwd()}/${RBAC_FILE}`, rbac.text, "new plugin", false);
+  if (rbac) console.log(`wrote ${Deno.cwd()}/${RBAC_FILE} (generated: the plugin's RBAC)`);
   console.log(`\n${names.kind} (${operator.domain}/v1alpha1) is ready. Next: deno task test`);
   return 0;
+}
+
+/**
+ * The operator's catalog with the plugin of `folder` in it. catalog.ts as this process imports it
+ * may be the one before the edit: a module is evaluated once per process, and an operator's own
+ * binary imported it at start. So the new plugin comes from its own module, which nothing has
+ * imported yet, and is added unless the catalog has it already.
+ */
+async function catalogWith(root: URL, folder: string): Promise<CatalogEntry[]> {
+  const { CATALOG = [] } = await import(new URL("catalog.ts", root).href) as {
+    CATALOG?: CatalogEntry[];
+  };
+  const module = await import(new URL(`${folder}/mod.ts`, root).href) as Record<string, unknown>;
+  const plugin = Object.values(module).find(looksLikePlugin);
+  if (!plugin || !isDefinedHere(plugin)) {
+    throw new Error(`${folder}/mod.ts exports no plugin of this runtime: run \`deno task crds\``);
+  }
+  if (CATALOG.some((entry) => entry.plugin.name === plugin.name)) return CATALOG;
+  const crds = Object.values(module).filter((value) =>
+    (value as { kind?: string } | null)?.kind === "CustomResourceDefinition"
+  ) as CatalogEntry["crds"];
+  return [...CATALOG, { plugin, crds, enabledByDefault: true }];
 }
 
 /** The identity in the operator folder's operator.ts (what `new` wrote). */

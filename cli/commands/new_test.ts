@@ -83,6 +83,7 @@ Deno.test("new and new plugin refuse to overwrite anything, and then write nothi
     )
       .toEqual([
         "crds/backups.op.example.com.yaml",
+        "examples/backup.yaml",
         "plugins/backup/backup.ts",
         "plugins/backup/backup_integration_test.ts",
         "plugins/backup/backup_test.ts",
@@ -90,10 +91,13 @@ Deno.test("new and new plugin refuse to overwrite anything, and then write nothi
         "plugins/backup/crd.ts",
         "plugins/backup/mod.ts",
       ]);
-    // The one existing file it changes: catalog.ts, by its one line and import.
-    expect(Object.keys(before).filter((p) => before[p] !== after[p])).toEqual([
+    // The existing files it changes: catalog.ts, by its one line and import, and the RBAC that
+    // `deno task crds` generates, which now grants what the plugin needs.
+    expect(Object.keys(before).filter((p) => before[p] !== after[p]).sort()).toEqual([
       `${dir}/op/catalog.ts`,
+      `${dir}/op/deploy/rbac/rbac.yaml`,
     ]);
+    expect(after[`${dir}/op/deploy/rbac/rbac.yaml`]).toContain("resources: [backups]");
     // Once more: the kind is there; a file of it exists, so nothing is written.
     await Deno.remove(`${dir}/op/plugins/backup/backup.ts`);
     const twice = await run(`${dir}/op`, "new", "plugin", "Backup");
@@ -146,6 +150,107 @@ Deno.test("new's mistakes exit 2 and say what is wrong", async () => {
     expect((await run(dir, "new", "--help")).stdout).toContain(
       "Usage: ptemplate-operator new <dir> --name NAME --domain DOMAIN | plugin <Kind> [flags]",
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A folder served over HTTP on loopback, as a release URL serves a tag's files. */
+function serve(folder: string, status?: number) {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    if (status) return new Response("no", { status });
+    const path = new URL(request.url).pathname;
+    return await Deno.readFile(`${folder}${path}`).then(
+      (bytes) => new Response(bytes),
+      () => new Response("not found", { status: 404 }),
+    );
+  });
+}
+
+Deno.test("new without --runtime, run from a checkout: imports that checkout, no network, and says so", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "new-" });
+  try {
+    const made = await run(dir, "new", "op", "--name", "op", "--domain", "op.example.com");
+    expect(made).toMatchObject({ code: 0, stderr: "" });
+    const config = JSON.parse(await Deno.readTextFile(`${dir}/op/deno.json`));
+    const runtime = config.imports["ptemplate-operator/"];
+    expect(new URL(runtime, `file://${dir}/op/`).pathname).toBe(checkout);
+    expect(made.stdout).toContain(
+      `runtime: this checkout, ${runtime} (imported from disk, no network`,
+    );
+    expect(made.stdout).toContain("for this version's release instead: --runtime https://");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("new --runtime URL: fetched first; one it cannot import from is refused at once, with the fix", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "new-" });
+  const served = serve(checkout);
+  const missing = serve(checkout, 404);
+  const broken = serve(checkout, 503);
+  const url = (server: Deno.HttpServer<Deno.NetAddr>, path = "/") =>
+    `http://127.0.0.1:${server.addr.port}${path}`;
+  try {
+    const made = await run(
+      dir,
+      ...["new", "op", "--name", "op", "--domain", "op.example.com", "--runtime", url(served)],
+    );
+    expect(made).toMatchObject({ code: 0, stderr: "" });
+    expect(made.stdout).toContain(`runtime: ${url(served)} (checked: it serves mod.ts)`);
+    const config = JSON.parse(await Deno.readTextFile(`${dir}/op/deno.json`));
+    expect(config.imports["ptemplate-operator/"]).toBe(url(served));
+    // Nothing listens, a 404, a 503, a folder that is not the runtime: refused before writing.
+    const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const nobody = `http://127.0.0.1:${closed.addr.port}/`;
+    closed.close();
+    const cases = [
+      [nobody, /Connection refused|connect/i],
+      [url(missing), /mod\.ts: 404 Not Found/],
+      [url(broken), /mod\.ts: HTTP 503/],
+      [url(served, "/docs/"), /mod\.ts: 404 Not Found/],
+    ] as const;
+    for (const [runtime, why] of cases) {
+      const refused = await run(
+        dir,
+        ...["new", "other", "--name", "op", "--domain", "op.example.com", "--runtime", runtime],
+      );
+      expect({ runtime, code: refused.code }).toEqual({ runtime, code: 2 });
+      expect(refused.stderr).toContain(`cannot import the runtime from ${runtime}`);
+      expect(refused.stderr).toMatch(why);
+      // The fix: this checkout, which is at hand.
+      expect(refused.stderr).toContain(`--runtime ${checkout.replace(/\/$/, "")} (its files`);
+    }
+    expect(await Deno.stat(`${dir}/other`).catch(() => "none")).toBe("none");
+  } finally {
+    await Promise.all([served, missing, broken].map((s) => s.shutdown()));
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the operator's own binary adds a plugin with its types and RBAC, as the runtime's new does", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "new-" });
+  try {
+    const made = await run(dir, "new", "op", "--name", "op", "--domain", "op.example.com");
+    expect(made.code).toBe(0);
+    // Its main.ts has imported catalog.ts (empty) before new plugin edits it.
+    const added = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "main.ts", "new", "plugin", "Backup"],
+      cwd: `${dir}/op`,
+      env: { NO_COLOR: "1" },
+    }).output();
+    const said = new TextDecoder().decode(added.stdout) + new TextDecoder().decode(added.stderr);
+    expect({ code: added.code, said }).toEqual({ code: 0, said: expect.stringContaining("ready") });
+    expect(said).toContain("plugins/backup/backup_types.ts");
+    // What it generated is what `deno task crds` makes: its staleness test passes.
+    const fresh = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--allow-read", "--allow-env", "crds_test.ts"],
+      cwd: `${dir}/op`,
+      env: { NO_COLOR: "1" },
+    }).output();
+    expect({ code: fresh.code, out: new TextDecoder().decode(fresh.stdout) }).toMatchObject({
+      code: 0,
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

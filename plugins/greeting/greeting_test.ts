@@ -1,5 +1,6 @@
 import { expect } from "expect";
-import { CONFIG_MAP, KubeClient, Manager, NAMESPACE } from "../../mod.ts";
+import { CONFIG_MAP, NAMESPACE } from "../../mod.ts";
+import { KubeClient, Manager } from "../../operator.ts";
 import { eventually, integrationTest } from "../../testing/mod.ts";
 import { GREETING, GREETING_CRD, greetingPlugin } from "./greeting.ts";
 

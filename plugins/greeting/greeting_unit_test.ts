@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import { reconcileOnce } from "../../testing/mod.ts";
+import { reconcileOnce } from "../../mod.ts";
 import { type Greeting, greetingPlugin } from "./greeting.ts";
 
 Deno.test("a Greeting asks for one ConfigMap with its message", async () => {

@@ -8,8 +8,8 @@ import {
   controllerOf,
   controllerReference,
   definePlugin,
-  type KubeClient,
   type Plugin,
+  type ReconcileContext,
   type Stored,
   watch,
 } from "../../mod.ts";
@@ -83,7 +83,7 @@ function byAge(a: Switch, b: Switch): number {
 }
 
 async function createSwitch(
-  client: KubeClient,
+  client: ReconcileContext["client"],
   machine: Stored<Machine, true>,
   signal: AbortSignal,
 ): Promise<string> {

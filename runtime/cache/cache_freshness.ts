@@ -8,6 +8,7 @@ import { monotonicMs } from "../../util/clock.ts";
 export interface Behind {
   /** Monotonic milliseconds when it fell behind. */
   since: number;
+  /** Why it fell behind (`not listed yet`, a watch's failure), for logs and errors. */
   reason: string;
 }
 

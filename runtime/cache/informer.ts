@@ -45,9 +45,16 @@ type RoundEnd = "rewatch" | "stopped" | "silent" | "recheck";
 /** How often a kind that is not served is looked for (see InformerOptions.missingKindRetryMs). */
 const DEFAULT_MISSING_KIND_RETRY_MS = 2_000;
 
+/**
+ * The cache of one kind in one namespace (or all): lists, watches, tells subscribers of every
+ * change, and says whether it may decide writes (see the module doc).
+ */
 export class Informer<T extends KubeObject = KubeObject> {
+  /** The objects, as the API server last told them; read it, never write to what it holds. */
   readonly store: Store<T>;
+  /** The kind it caches. */
   readonly resource: Resource;
+  /** The namespace it watches; undefined for all namespaces and for a cluster-scoped kind. */
   readonly namespace?: string;
   readonly #client: KubeClient;
   readonly #options: InformerOptions;
@@ -74,6 +81,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   /** Whether any list has succeeded (so that "no longer served" is news). */
   #hasListed = false;
 
+  /** Does nothing until it runs; a cluster-scoped kind ignores `options.namespace`. */
   constructor(client: KubeClient, resource: Resource, options: InformerOptions) {
     // Rejects only when a required kind may not be read; whoever waits for sync hears of it.
     this.#synced.promise.catch(() => {});
@@ -99,6 +107,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.#synced.promise;
   }
 
+  /** Whether the first list is in the cache (an idle part counts): `synced`, without waiting. */
   get hasSynced(): boolean {
     return this.#hasSynced;
   }

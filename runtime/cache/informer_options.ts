@@ -6,6 +6,10 @@ import type { Projector } from "./projection.ts";
 import type { SlimOptions } from "./slim.ts";
 import type { StoreChange } from "./store.ts";
 
+/**
+ * What an informer watches and how: its scope, its timings, what its cache keeps of each object,
+ * and which part of a kind is its own.
+ */
 export interface InformerOptions {
   /** Only this namespace; all namespaces when absent. */
   namespace?: string;
@@ -25,6 +29,7 @@ export interface InformerOptions {
    * one small LIST that the API server answers 404.
    */
   missingKindRetryMs?: number;
+  /** Where its warnings go, unless `warnings` is shared. */
   log: Logger;
   /** Shared by all informers, so an outage is one warning per cause, not one per kind and retry. */
   warnings?: WarningThrottle;
@@ -65,4 +70,5 @@ export interface CachePart {
   idle?: boolean;
 }
 
+/** Told of each change to an informer's cache once the store holds it; a throw is logged. */
 export type ChangeHandler<T> = (change: StoreChange<T>) => void;

@@ -15,6 +15,7 @@ import { Interner } from "./interner.ts";
 import { type Projection, projector } from "./projection.ts";
 import type { CacheListOptions, CacheReader } from "./store.ts";
 
+/** What the pool watches and how: namespaces, timings, what each cache keeps, and the shards. */
 export interface InformerPoolOptions {
   /** Watch only these namespaces (namespaced kinds); all when absent or empty. */
   namespaces?: string[];
@@ -26,9 +27,11 @@ export interface InformerPoolOptions {
    * by default.
    */
   acrossNamespaces?: (resource: Resource) => boolean;
+  /** Where the pool's and its informers' warnings go (one throttle for all). */
   log: Logger;
   /** Passed to every informer; see InformerOptions. */
   silenceTimeoutMs?: number;
+  /** Passed to every informer; see InformerOptions. */
   missingKindRetryMs?: number;
   /**
    * The kinds plugins write as children, and the runtime's field managers (the plugins' names):
@@ -133,6 +136,10 @@ class ScopedCache<T extends KubeObject> implements CacheReader<T> {
 /** What the pool's readers use of it (a controller, its applier): caches, informers, changes. */
 export type PoolReader = Pick<InformerPool, "cache" | "informers" | "onChange">;
 
+/**
+ * The informers of an operator, shared by its plugins: one list and watch per kind and scope (see
+ * the module doc), made on first use and run by the pool.
+ */
 export class InformerPool {
   readonly #client: KubeClient;
   readonly #options: InformerPoolOptions;
@@ -145,6 +152,7 @@ export class InformerPool {
   /** The shards held, and what stops their caches. */
   readonly #held = new Map<number, { stop: AbortController; runs: Promise<void>[] }>();
 
+  /** An empty pool; its informers list again at once when `client`'s connection recovers. */
   constructor(client: KubeClient, options: InformerPoolOptions) {
     this.#client = client;
     this.#options = options;

@@ -30,11 +30,16 @@ const MAX_FIELDS = 64;
 /** The hash of a value that is not shared (nor is anything holding it). */
 const UNSHARED = -1;
 
+/** How much an Interner remembers. */
 export interface InternerOptions {
   /** Strings and subtrees remembered before the tables start over; default 200,000. */
   maxEntries?: number;
 }
 
+/**
+ * Shares equal strings and small equal subtrees between the objects a pool caches (see the module
+ * doc); one per pool.
+ */
 export class Interner {
   /** Each distinct string, by itself: its index in `#texts` is its number. */
   readonly #strings = new Map<string, number>();
@@ -48,6 +53,7 @@ export class Interner {
   /** The fields and items under the value `#walk` returned last. */
   #fields = 0;
 
+  /** Empty tables, holding at most `maxEntries` before they start over. */
   constructor(options: InternerOptions = {}) {
     this.#maxEntries = options.maxEntries ?? 200_000;
   }

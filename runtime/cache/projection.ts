@@ -38,6 +38,7 @@ type FieldSet = { [key: string]: FieldSet };
 
 /** A projection, ready to apply (its paths parsed once). */
 export interface Projector {
+  /** What it keeps, as given. */
   readonly projection: Projection;
   /** A new object with what the projection keeps of `object` (its metadata object shared). */
   (object: KubeObject): KubeObject;

@@ -10,6 +10,7 @@ import type { KubeObject } from "../../kube/object.ts";
 
 const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
+/** What `slim` keeps that it would otherwise drop. */
 export interface SlimOptions {
   /**
    * Keep the field sets of entries whose manager is not one of these (and that are not a

@@ -3,7 +3,9 @@ import type { Informer } from "./informer.ts";
 
 /** A write refused because a cache it was decided from is behind the API server (or fell behind since). */
 export class StaleCacheError extends Error {
+  /** Always `StaleCacheError`. */
   override readonly name = "StaleCacheError";
+  /** The message names the informer's kind and namespace and why it is behind. */
   constructor(readonly informer: Informer) {
     super(
       `the cache of ${informer.resource.kind}${

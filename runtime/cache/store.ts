@@ -44,6 +44,7 @@ function isOlder(a: KubeObject, b: KubeObject): boolean {
   return Number.isSafeInteger(x) && Number.isSafeInteger(y) && x < y;
 }
 
+/** The objects of one kind an informer holds, by namespace and name, indexed by owner uid. */
 export class Store<T extends KubeObject> implements CacheReader<T> {
   readonly #objects = new Map<string, T>();
   /** By owner uid: the key of the one object it owns, or a Set when it owns several (rarer). */
@@ -59,6 +60,7 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return refKey(objectRef(this.#kind, object));
   }
 
+  /** How many objects it holds. */
   get size(): number {
     return this.#objects.size;
   }

@@ -37,7 +37,23 @@ export interface OperatorIdentityInit {
    * this out; changing it later makes every child look foreign or unlabelled (one rewrite each).
    */
   established?: EstablishedNames;
+  /**
+   * Identities whose children this operator takes over: a prototype run as ptemplate-operator with
+   * `--plugin` (`PTEMPLATE_OPERATOR`), or this operator under an earlier name or domain. A child
+   * its parent controls that carries one of their plugin labels with the plugin's name is made
+   * this operator's at its next reconcile: their field managers' field sets become its plugin's
+   * (so server defaults are not foreign additions, and what they set that the plugin no longer
+   * wants is removed by its next apply), their label and hash annotation are removed. See
+   * runtime/reconcile/hand_over.ts for what is and is not taken over.
+   */
+  takesOverFrom?: readonly OperatorIdentity[];
 }
+
+/** The names of an identity whose children another takes over (see `takesOverFrom`). */
+export type FormerIdentity = Pick<
+  OperatorIdentity,
+  "name" | "objectDomain" | "pluginLabel" | "hashAnnotation" | "bareFieldManagers"
+>;
 
 /** Names an existing operator keeps (see OperatorIdentityInit.established). */
 export interface EstablishedNames {
@@ -80,6 +96,8 @@ export interface OperatorIdentity {
   readonly legacyFinalizerDomains: readonly string[];
   /** Field managers are `<name>/<plugin>` (false), or the plugins' bare names (an established operator's). */
   readonly bareFieldManagers: boolean;
+  /** The identities whose children it takes over (see OperatorIdentityInit.takesOverFrom). */
+  readonly formerIdentities: readonly FormerIdentity[];
 }
 
 /** The longest name: `<name>-system` is a namespace, a DNS label of 63 characters at most. */
@@ -99,7 +117,7 @@ function isSubdomain(value: string): boolean {
  *
  * @example An own binary's identity (the scaffold writes it to `operator.ts`).
  * ```ts
- * import { defineOperator } from "ptemplate-operator/mod.ts";
+ * import { defineOperator } from "ptemplate-operator/operator.ts";
  *
  * export const OPERATOR = defineOperator({
  *   name: "backup-operator",
@@ -158,6 +176,18 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
     hashAnnotation: `${objectDomain}/desired-hash`,
     legacyFinalizerDomains: Object.freeze([...init.established?.legacyFinalizerDomains ?? []]),
     bareFieldManagers: init.established?.bareFieldManagers ?? false,
+    // Not itself: what it names its own objects is never a former identity's.
+    formerIdentities: Object.freeze(
+      (init.takesOverFrom ?? []).filter((f) => f.objectDomain !== objectDomain).map((f) =>
+        Object.freeze({
+          name: f.name,
+          objectDomain: f.objectDomain,
+          pluginLabel: f.pluginLabel,
+          hashAnnotation: f.hashAnnotation,
+          bareFieldManagers: f.bareFieldManagers,
+        })
+      ),
+    ),
   });
 }
 
@@ -165,8 +195,28 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
  * The field manager of a plugin's writes: `<name>/<plugin>`, so that two operators with a plugin
  * of the same name never own each other's fields (an established operator's: the plugin's name).
  */
-export function fieldManagerOf(operator: OperatorIdentity, plugin: string): string {
+export function fieldManagerOf(
+  operator: Pick<OperatorIdentity, "name" | "bareFieldManagers">,
+  plugin: string,
+): string {
   return operator.bareFieldManagers ? plugin : `${operator.name}/${plugin}`;
+}
+
+/**
+ * What a plugin's children carry when made under a former identity: its field managers (the
+ * plugin's under each former name) and the labels and annotations the runtime put there.
+ */
+export function formerTracesOf(
+  operator: OperatorIdentity,
+  plugin: string,
+): { managers: ReadonlySet<string>; labels: string[]; annotations: string[] } {
+  const own = fieldManagerOf(operator, plugin);
+  const former = operator.formerIdentities;
+  return {
+    managers: new Set(former.map((f) => fieldManagerOf(f, plugin)).filter((m) => m !== own)),
+    labels: former.map((f) => f.pluginLabel),
+    annotations: former.map((f) => f.hashAnnotation),
+  };
 }
 
 /** The finalizer a plugin puts on its objects unless it names its own: `<object domain>/<plugin>`. */

@@ -18,6 +18,7 @@ Deno.test("our identity keeps every name clusters already hold", () => {
     hashAnnotation: "operator.ptemplate.dev/desired-hash",
     legacyFinalizerDomains: ["operator.pt.example.com"],
     bareFieldManagers: true,
+    formerIdentities: [],
   });
   expect(fieldManagerOf(ours, "kmm-module")).toBe("kmm-module");
   expect(defaultFinalizerOf(ours, "guestbook")).toBe("operator.ptemplate.dev/guestbook");

@@ -15,6 +15,7 @@ const MAX_FRAME = 1024 * 2 ** 20;
 
 /** The stream carried something that is not a frame. */
 export class FrameError extends Error {
+  /** Always `FrameError`. */
   override readonly name = "FrameError";
 }
 

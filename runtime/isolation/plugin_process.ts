@@ -17,7 +17,9 @@ import type { FromHost, FromWorker, PluginSource, ToHost, ToWorker } from "./wor
  * that the runtime knows nothing of the command line.
  */
 export interface HostCommand {
+  /** The executable: the operator's own (`Deno.execPath()`). */
   command: string;
+  /** Its arguments, ending with what makes it a plugin host. */
   args: string[];
 }
 

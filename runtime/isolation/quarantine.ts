@@ -12,10 +12,16 @@ export type TimeoutVerdict =
 
 /** The version of an object that decides whether it changed since it was put aside. */
 export interface Revision {
+  /** The object's generation, for kinds that have one: what a spec edit changes. */
   generation?: number;
+  /** The object's resourceVersion, which decides for kinds without a generation. */
   resourceVersion?: string;
 }
 
+/**
+ * The keys put aside for passing their deadline again and again (see the module doc), one per
+ * controller.
+ */
 export class Quarantine {
   readonly #limit: number;
   /** Timeouts in a row, by key. */

@@ -15,9 +15,13 @@ export const QUARANTINE_CONDITION = "ReconcileQuarantined";
 
 /** What the condition and the Event need. */
 export interface QuarantineNotice {
+  /** Writes the condition, with the plugin's field manager and `-quarantine`. */
   client: KubeClient;
+  /** Records the Warning Event on the object. */
   events: EventRecorder;
+  /** Where a condition that could not be written is told. */
   log: Logger;
+  /** The plugin whose key was put aside: its kind and name. */
   plugin: Plugin;
   /** Whose runtime writes it (the field manager is the plugin's, with `-quarantine`). */
   operator: OperatorIdentity;

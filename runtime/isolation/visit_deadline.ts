@@ -9,7 +9,9 @@
 
 /** Why a visit was abandoned: it passed its deadline, or its Worker's heap passed its cap. */
 export class ReconcileTimeoutError extends Error {
+  /** Always `ReconcileTimeoutError`. */
   override readonly name = "ReconcileTimeoutError";
+  /** `message` says what passed: the deadline, or the heap cap. */
   constructor(
     message: string,
     /** What ended it: the clock, or (in a Worker) the heap cap. */
@@ -24,6 +26,7 @@ export class ReconcileTimeoutError extends Error {
  * cap): this one did nothing wrong and is visited again at once, without backoff.
  */
 export class WorkerInterruptedError extends Error {
+  /** Always `WorkerInterruptedError`. */
   override readonly name = "WorkerInterruptedError";
 }
 
@@ -37,6 +40,10 @@ export class VisitDeadline {
   #expired?: ReconcileTimeoutError;
   #onExpire?: (error: ReconcileTimeoutError) => void;
 
+  /**
+   * A deadline of `ms` for one visit whose signal also aborts with `parent`; the clock starts with
+   * `race`.
+   */
   constructor(ms: number, parent: AbortSignal) {
     this.ms = ms;
     this.follow(parent);

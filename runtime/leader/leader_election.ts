@@ -71,8 +71,11 @@ import { failAtStartup } from "./lease_startup.ts";
 import { microTime, releaseLease, watchLease } from "./lease_watch.ts";
 import { type Lease, type LeaseSpec, LeaseView } from "./lease_view.ts";
 
+/** Which Lease to elect a leader on, who this instance is, and the timings (client-go's). */
 export interface LeaderElectionOptions {
+  /** The Lease's namespace (the operator's own). */
   namespace: string;
+  /** The Lease's name; every replica of one operator names the same. */
   name: string;
   /** Unique per instance; default `<pod or hostname>_<random>` (see defaultIdentity). */
   identity: string;
@@ -90,6 +93,7 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   /** Pause between renewals, and between a follower's looks at the lease; default 2 s. */
   retryPeriodMs?: number;
+  /** Where lost leases, failed renewals and changes of leader are told. */
   log: Logger;
   /** `leader_election_master_status{name}`. */
   gauge?: Gauge;
@@ -102,6 +106,7 @@ export interface LeaderElectionOptions {
   watch?: boolean;
   /** Labels and annotations this elector puts on the lease when it creates or writes it. */
   labels?: Record<string, string>;
+  /** Annotations this elector puts on the lease when it creates or writes it. */
   annotations?: Record<string, string>;
 }
 
@@ -111,6 +116,7 @@ export interface LeaderElectionOptions {
  */
 export type StopReason = "lost" | "shutdown" | "handover";
 
+/** What a leader does: start its work when it wins the lease, and stop it when it ends. */
 export interface LeaderCallbacks {
   /** Start the work that only a leader may do. */
   onStartedLeading(): void;
@@ -121,9 +127,11 @@ export interface LeaderCallbacks {
   onStoppedLeading(reason: StopReason): Promise<void>;
 }
 
-/** The three durations of leader election, in milliseconds. */
+/** The two durations the leader's fence is counted with, in milliseconds. */
 export interface LeaseTiming {
+  /** How long others wait after the lease last changed before taking it. */
   leaseDurationMs: number;
+  /** How long after its last successful renewal the leader stops writing. */
   renewDeadlineMs: number;
 }
 
@@ -144,6 +152,10 @@ export function writeBudgetMs(
 
 type Attempt = "acquired" | "held" | "failed";
 
+/**
+ * Campaigns for a Lease and keeps it, the client-go way, with the write fence shut whenever
+ * leadership is in doubt (see the module doc).
+ */
 export class LeaderElector {
   readonly #client: KubeClient;
   readonly #options:
@@ -164,6 +176,7 @@ export class LeaderElector {
   /** Resolves the running lead's hand-over, when it is no longer wanted. */
   #handOver?: () => void;
 
+  /** Refuses timings that break lease duration > renew deadline > 1.2 × retry period. */
   constructor(client: KubeClient, options: LeaderElectionOptions) {
     this.#client = client;
     this.#options = {

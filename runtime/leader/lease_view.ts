@@ -9,10 +9,15 @@ import type { Clock, Instant } from "../../util/clock.ts";
 
 /** The fields of a Lease's spec the elector reads and writes. */
 export interface LeaseSpec {
+  /** Who holds the lease (the elector's identity); absent when no one does. */
   holderIdentity?: string;
+  /** How long, in seconds, others wait after the record last changed before taking it. */
   leaseDurationSeconds?: number;
+  /** When the holder took it (RFC 3339, microseconds); never compared with a local clock. */
   acquireTime?: string;
+  /** When the holder last renewed it; a change others see, never compared with a local clock. */
   renewTime?: string;
+  /** How many times the lease changed hands. */
   leaseTransitions?: number;
 }
 
@@ -28,12 +33,17 @@ export function leaseExpiresInMs(changedAt: number, durationMs: number, clock: C
   return durationMs - (clock.monotonicMs() - changedAt);
 }
 
+/**
+ * What an elector has seen of its Lease (see the module doc): the record, when it last changed by
+ * our monotonic clock, and the newest version.
+ */
 export class LeaseView {
   readonly #clock: Clock;
   /** The record as last seen, and when (monotonic milliseconds) we received the one that changed it. */
   #observed?: { record: string; spec: LeaseSpec; changedAt: number; resourceVersion?: string };
   #latest?: Lease;
 
+  /** Nothing seen yet; `clock` is the one change times are read on. */
   constructor(clock: Clock) {
     this.#clock = clock;
   }

@@ -5,3 +5,4 @@ export * from "./leader_election.ts";
 export * from "./leader_identity.ts";
 export * from "./lease_view.ts";
 export * from "./leader_metrics.ts";
+export { type Clock, Instant } from "../../util/clock.ts";

@@ -42,8 +42,10 @@ export type AccessAttributes =
 
 /** The API server could not be asked now: the budget is spent, or it did not answer. */
 export const UNAVAILABLE = "unavailable";
+/** The answer when the API server could not be asked: the caller answers 503 or does without. */
 export type Unavailable = typeof UNAVAILABLE;
 
+/** `authentication.k8s.io/v1` TokenReview: who a bearer token belongs to. */
 export const TOKEN_REVIEW: Resource<KubeObject> = {
   group: "authentication.k8s.io",
   version: "v1",
@@ -52,6 +54,7 @@ export const TOKEN_REVIEW: Resource<KubeObject> = {
   namespaced: false,
 };
 
+/** `authorization.k8s.io/v1` SubjectAccessReview: whether someone may do something. */
 export const SUBJECT_ACCESS_REVIEW: Resource<KubeObject> = {
   group: "authorization.k8s.io",
   version: "v1",
@@ -60,6 +63,7 @@ export const SUBJECT_ACCESS_REVIEW: Resource<KubeObject> = {
   namespaced: false,
 };
 
+/** How an AccessReviewer asks: its budget, its caches and how long it waits for an answer. */
 export interface AccessReviewerOptions {
   /**
    * TokenReviews and SubjectAccessReviews sent, at most: 20 at once and 10 a second after that
@@ -68,10 +72,14 @@ export interface AccessReviewerOptions {
   budget?: RateLimit;
   /** Answers kept per cache (oldest forgotten first); default 1024. */
   cacheSize?: number;
-  /** How long answers are believed; controller-runtime's by default. */
-  ttlMs?: Partial<typeof DEFAULT_TTL_MS>;
+  /**
+   * How long answers are believed, in milliseconds: who a token is (`authenticated`, 1 min), that
+   * it is no one (`unauthenticated`, 10 s), a yes (`allowed`, 5 min), a no (`denied`, 30 s).
+   */
+  ttlMs?: { authenticated?: number; unauthenticated?: number; allowed?: number; denied?: number };
   /** Deadline of each question to the API server; default 5 s. */
   timeoutMs?: number;
+  /** Where the budget's and the failures' warnings go (throttled). */
   log: Logger;
 }
 
@@ -89,7 +97,12 @@ const DEFAULT_TTL_MS = {
   denied: 30_000,
 };
 
+/**
+ * Asks the API server who a caller is and what they may do, with cached answers and a budget of its
+ * own (see the module doc); `/metrics` and admission use it.
+ */
 export class AccessReviewer {
+  /** The budget every question sent is paid from. */
   readonly budget: RateLimiter;
   readonly #client: KubeClient;
   readonly #ttl: typeof DEFAULT_TTL_MS;
@@ -99,6 +112,7 @@ export class AccessReviewer {
   readonly #asking = new Map<string, Promise<unknown>>();
   readonly #warnings: WarningThrottle;
 
+  /** A reviewer that asks through `client`, its caches empty. */
   constructor(client: KubeClient, options: AccessReviewerOptions) {
     this.#client = client;
     this.budget = new RateLimiter(options.budget ?? { qps: 10, burst: 20 });
@@ -209,8 +223,10 @@ async function digest(text: Uint8Array<ArrayBuffer>): Promise<string> {
 export class TtlCache<V> {
   readonly #entries = new Map<string, { value: V; expires: number }>();
 
+  /** An empty cache of at most `size` entries; `now` reads the clock entries expire by. */
   constructor(readonly size: number, readonly now: () => number = () => performance.now()) {}
 
+  /** The value under `key`, or undefined when there is none or it has expired. */
   get(key: string): V | undefined {
     const entry = this.#entries.get(key);
     if (!entry) return undefined;
@@ -221,6 +237,7 @@ export class TtlCache<V> {
     return entry.value;
   }
 
+  /** Puts `value` under `key` for `ttlMs`, forgetting the oldest entries beyond `size`. */
   set(key: string, value: V, ttlMs: number): void {
     this.#entries.delete(key);
     this.#entries.set(key, { value, expires: this.now() + ttlMs });
@@ -230,6 +247,7 @@ export class TtlCache<V> {
     }
   }
 
+  /** Entries held, expired ones not yet noticed included. */
   get length(): number {
     return this.#entries.size;
   }

@@ -31,6 +31,10 @@ interface Bucket {
   at: number;
 }
 
+/**
+ * client-go's EventCorrelator: decides whether an Event is written and in what words (combined with
+ * its similar ones), per object (see the module doc).
+ */
 export class EventCorrelator {
   readonly #maxSimilar: number;
   readonly #windowMs: number;
@@ -39,6 +43,7 @@ export class EventCorrelator {
   readonly #similar = new Map<string, Similar>();
   readonly #buckets = new Map<string, Bucket>();
 
+  /** Empty; every option has client-go's default. */
   constructor(options: CorrelatorOptions = {}) {
     this.#maxSimilar = options.maxSimilar ?? 10;
     this.#windowMs = options.windowMs ?? 10 * 60_000;

@@ -80,6 +80,10 @@ export class KubeEventRecorder implements EventRecorder {
   #closed = false;
   #lastSweep = 0;
 
+  /**
+   * `component` names the operator as the Events' source; a repeat of one Event bumps its count at
+   * most every `minIntervalMs` (default 10 s).
+   */
   constructor(
     client: KubeClient,
     options: {

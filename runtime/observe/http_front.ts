@@ -67,6 +67,10 @@ export interface ConnectionLimits {
   idleMs: number;
 }
 
+/**
+ * What a server allows unless told otherwise: 256 connections (64 per caller), 10 s to say hello,
+ * 30 s per request, 90 s idle.
+ */
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   maxConnections: 256,
   maxConnectionsPerCaller: 64,
@@ -75,23 +79,31 @@ export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
   idleMs: 90_000,
 };
 
+/** One TCP front: where it listens, what callers may hold, and which backend they are joined to. */
 export interface HttpFrontOptions {
+  /** The public address. */
   bind: BindAddress;
   /** What the server is called in logs: `webhooks`, `metrics`, `probes`. */
   name: string;
   /** Whether callers speak TLS (the handshake counts as done after its second client flight). */
   tls: boolean;
+  /** Overrides of DEFAULT_CONNECTION_LIMITS, field by field. */
   limits?: Partial<ConnectionLimits>;
   /** The backend's loopback port for a new connection, or undefined while there is none. */
   backend: () => number | undefined;
+  /** Where the warnings about refused and cut-off connections go (throttled). */
   log: Logger;
 }
 
 /** Why the front closed connections, counted since it started. */
 export interface FrontCounts {
+  /** Connections closed as they came: over `maxConnections` or `maxConnectionsPerCaller`. */
   refused: number;
+  /** Connections closed for not finishing their handshake in `handshakeMs`. */
   handshakeTimeouts: number;
+  /** Connections closed because a request was not answered in `requestMs`. */
   requestTimeouts: number;
+  /** Connections closed after `idleMs` without a byte either way. */
   idleTimeouts: number;
 }
 
@@ -115,6 +127,10 @@ const BUFFER_BYTES = 16 * 1024;
 const HELLO_BYTES = 4 * 1024;
 const SWEEP_MS = 250;
 
+/**
+ * The TCP front of a server (see the module doc): listens on the public address and joins each
+ * connection it admits to the current backend on loopback.
+ */
 export class HttpFront {
   readonly #options: HttpFrontOptions;
   readonly #limits: ConnectionLimits;
@@ -126,6 +142,7 @@ export class HttpFront {
   #listener?: Deno.TcpListener;
   #accepting?: Promise<void>;
   #sweep?: ReturnType<typeof setInterval>;
+  /** Why it closed connections, counted since it started. */
   readonly counts: FrontCounts = {
     refused: 0,
     handshakeTimeouts: 0,
@@ -133,6 +150,7 @@ export class HttpFront {
     idleTimeouts: 0,
   };
 
+  /** A front that does not listen yet (`listen`); unset limits are DEFAULT_CONNECTION_LIMITS'. */
   constructor(options: HttpFrontOptions) {
     this.#options = options;
     this.#limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };

@@ -48,6 +48,10 @@ export interface RequestLimits {
 /** Everything a caller may cost a server: its connections and its requests. */
 export type ServerLimits = ConnectionLimits & RequestLimits;
 
+/**
+ * What a server allows unless told otherwise: 64 requests at once and no request bodies (a server
+ * that reads them, the webhooks', sets its own).
+ */
 export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
   maxConcurrentRequests: 64,
   maxBodyBytes: 0,
@@ -56,7 +60,12 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
 
 /** A refusal in our words, with its HTTP status. */
 export class HttpError extends Error {
+  /** Always `HttpError`. */
   override readonly name = "HttpError";
+  /**
+   * `headers` go with the answer (`Retry-After` with a 503, `Connection: close` after a broken
+   * body).
+   */
   constructor(readonly status: number, message: string, readonly headers?: HeadersInit) {
     super(message);
   }
@@ -72,24 +81,30 @@ export interface RequestContext {
   path: string;
 }
 
+/** A path a server answers, the methods it takes there, and its handler. */
 export interface Route {
   /** An exact path (`/metrics`), or a prefix that ends in `/` (`/readyz/`). */
   path: string;
   /** Methods served; others are answered 405 with `Allow`. */
   methods: readonly string[];
+  /** Answers a request; an HttpError thrown becomes its status and message, anything else a 500. */
   handle(request: Request, context: RequestContext): Response | Promise<Response>;
 }
 
+/** One server: its address, routes, TLS and limits. */
 export interface HttpServerOptions {
   /** What the server is called in logs and in `/readyz`: `webhooks`, `metrics`, `probes`. */
   name: string;
+  /** Where it listens. */
   bind: BindAddress;
+  /** What it answers; a request for any other path gets 404. */
   routes: Route[];
   /**
    * HTTPS with this certificate, asked for again every `reloadMs` (default 2 s). Undefined, or a
    * CertificatePending thrown, while there is none yet (its message says why, in `/readyz`).
    */
   tls?: { certificate: () => Promise<ServingCertificate | undefined>; reloadMs?: number };
+  /** Overrides of the connection and request limits' defaults, field by field. */
   limits?: Partial<ServerLimits>;
   /**
    * Where `serving_certificate_expiration_timestamp_seconds{server}` goes: when the certificate
@@ -102,6 +117,7 @@ export interface HttpServerOptions {
    * limits (405, 413, 503) count as the route's answers too.
    */
   observe?: (route: string) => (status: number) => void;
+  /** Where its warnings go (throttled), and what it says about its certificate. */
   log: Logger;
 }
 
@@ -110,6 +126,10 @@ interface Backend {
   port: number;
 }
 
+/**
+ * A server of ours (metrics, probes, webhooks): routes behind the TCP front, within limits, over
+ * HTTP or HTTPS with a certificate taken again as it rotates (see the module doc).
+ */
 export class HttpServer {
   readonly #options: HttpServerOptions;
   readonly #limits: ServerLimits;
@@ -133,6 +153,7 @@ export class HttpServer {
   /** Requests answered, by status; what tests and status pages look at. */
   readonly statuses = new Map<number, number>();
 
+  /** A server not yet listening (`start`); unset limits are the defaults. */
   constructor(options: HttpServerOptions) {
     this.#options = options;
     this.#limits = {

@@ -8,7 +8,7 @@ import {
   getLogger,
   type Logger as LogTapeLogger,
   type LogLevel as LogTapeLevel,
-  type LogRecord,
+  type LogRecord as LogTapeRecord,
 } from "@logtape/logtape";
 import { activeTraceIds } from "../../util/tracer.ts";
 
@@ -22,6 +22,11 @@ export type Logger = LogTapeLogger;
  * @ignore
  */
 export type LogLevel = LogTapeLevel;
+/**
+ * LogTape's `LogRecord`, what one log call made: level, category, message parts, properties.
+ * @ignore
+ */
+export type LogRecord = LogTapeRecord;
 /** How log lines are written: text, JSON lines, or text on a terminal and JSON otherwise. */
 export type LogFormat = "text" | "json" | "auto";
 

@@ -32,7 +32,9 @@ export interface ProbeChecks {
 
 /** Both probes of a process, which components register their checks with. */
 export class Probes {
+  /** The checks of `/healthz` (and `/livez`): whether the process should be restarted. */
   readonly healthz: Checks = new Checks("healthz");
+  /** The checks of `/readyz`: whether the process should get traffic now. */
   readonly readyz: Checks = new Checks("readyz");
 
   /** Adds a component's checks; each probe lists them in the order they were registered. */

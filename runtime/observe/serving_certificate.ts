@@ -13,6 +13,7 @@ export const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
  * its message says what is missing. A server waits for it, not ready, and says why.
  */
 export class CertificatePending extends Error {
+  /** Always `CertificatePending`. */
   override readonly name = "CertificatePending";
 }
 

@@ -24,6 +24,10 @@ interface Window {
   timer: ReturnType<typeof setTimeout>;
 }
 
+/**
+ * Logs a warning once per cause per interval, then how many more came (see the module doc); what
+ * every retry loop warns through.
+ */
 export class WarningThrottle {
   readonly #log: Logger;
   readonly #intervalMs: number;

@@ -31,10 +31,11 @@ import { isApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import { childUpToDate, differingPath, isSubset, stampChild } from "./desired_state.ts";
-import { fieldManagerOf, type OperatorIdentity } from "../identity/mod.ts";
+import { fieldManagerOf, formerTracesOf, type OperatorIdentity } from "../identity/mod.ts";
 import type { EventRecorder, Logger } from "../observe/mod.ts";
 import { describeForeign, foreignFields } from "./foreign_fields.ts";
 import type { PoolReader } from "../cache/mod.ts";
+import { type FormerTraces, handOver, madeUnderFormer } from "./hand_over.ts";
 import { childProblem, controllerOf, ownershipOf } from "./ownership.ts";
 import {
   type ChildProblem,
@@ -47,6 +48,10 @@ import { ChildWriter } from "./child_writer.ts";
 import type { DryRunReport } from "./dry_run_report.ts";
 import { WriteBudget } from "./write_budget.ts";
 
+/**
+ * What an Applier writes with and reports to: the plugin, the client, the caches, Events, metrics
+ * and the write-loop guard.
+ */
 export interface ApplierDeps {
   /** The plugin's name: label value, metrics label, and its field manager's. */
   name: string;
@@ -54,11 +59,17 @@ export interface ApplierDeps {
   operator: OperatorIdentity;
   /** The kind the plugin reconciles (its status is written there). */
   for: Resource;
+  /** The kinds the plugin owns, each with whether to adopt, recreate and tolerate (OwnedKind). */
   owns: OwnedKind[];
+  /** The client writes go through (fenced, when the applier is `using` one). */
   client: KubeClient;
+  /** The caches children are looked up in. */
   pool: PoolReader;
+  /** Where the Warning Events about children that could not be written go. */
   events: EventRecorder;
+  /** Where writes refused as loops are counted. */
   metrics: ControllerMetrics;
+  /** Stops a child (or status) that is rewritten again and again without a spec change. */
   guard: WriteLoopGuard;
   /**
    * Labels the runtime puts on every child of `parent` besides the plugin's (a ring's shard
@@ -92,18 +103,26 @@ export interface ChildrenResult {
   retryInMs?: number;
 }
 
+/**
+ * Makes a reconcile's Outcome true, writing only what the parent controls (see the module doc); one
+ * per controller.
+ */
 export class Applier {
   readonly #deps: ApplierDeps;
   /** The plugin's field manager: what it applies is its own, and nobody else's. */
   readonly #manager: string;
   readonly #writer: ChildWriter;
   readonly #budget: WriteBudget;
+  /** What its children carry when made under an identity the operator takes over from. */
+  readonly #former: FormerTraces;
 
+  /** An applier for one plugin; its field manager is named after the plugin. */
   constructor(deps: ApplierDeps) {
     this.#deps = deps;
     this.#manager = fieldManagerOf(deps.operator, deps.name);
     this.#writer = new ChildWriter({ ...deps, manager: this.#manager, dryRun: !!deps.dryRun });
     this.#budget = new WriteBudget(deps);
+    this.#former = formerTracesOf(deps.operator, deps.name);
   }
 
   /** The same applier writing through `client` (one reconcile's, fenced by its caches). */
@@ -155,7 +174,7 @@ export class Applier {
       const { name, namespace } = child;
       const id = refKey(child);
       wanted.add(id);
-      const cached = this.#deps.pool.cache(resource).get(namespace, name);
+      let cached = this.#deps.pool.cache(resource).get(namespace, name);
       const ownership = ownershipOf(cached, parentRef);
       const adopting = ownership.state === "uncontrolled" && Boolean(kind.adopt);
       const problem = adopting
@@ -174,6 +193,16 @@ export class Applier {
         result.retryInMs = Math.min(result.retryInMs ?? Infinity, retryInMs);
         report({ kind: resource.kind, name, reason: "WriteLoopDetected", message }, false);
       };
+      // Made under an identity the operator takes over from: its field sets become ours first.
+      if (ownership.state === "ours" && madeUnderFormer(cached!, this.#deps.name, this.#former)) {
+        if (this.#deps.dryRun) {
+          this.#would(parent, "take-over", label, "made under a former identity");
+        } else {
+          const taker = { ...this.#deps, manager: this.#manager, traces: this.#former };
+          cached = await handOver(resource, cached!, { ...taker, parent, signal });
+          this.#writer.observe(resource, cached);
+        }
+      }
       // Additions first: a foreign list item also makes the child look out of date, and applying
       // again cannot take it out.
       const claimed = ownership.state === "ours" && this.#claimed(cached!);
@@ -253,18 +282,18 @@ export class Applier {
             { retryAfterMs: 2_000, cause: error },
           );
         }
-        // Invalid for the API server (a value the CRD let through, an immutable field): retrying
-        // the same object cannot help; the parent must change.
-        if (!isApiError(error, 422) && !isApiError(error, 400)) throw error;
+        // Invalid for the API server (a value the CRD let through, an immutable field, a value of
+        // the wrong type, which server-side apply answers with a 500): retrying the same object
+        // cannot help; the parent or the plugin must change.
+        const mistyped = /typed patch object|cannot unmarshal/.test((error as Error).message) &&
+          (isApiError(error, 500) || isApiError(error, 400));
+        if (!isApiError(error, 422) && !isApiError(error, 400) && !mistyped) throw error;
         const causes = error.causes.map((c) => `${c.field ?? ""} ${c.message ?? ""}`.trim());
-        report({
-          kind: resource.kind,
-          name,
-          reason: "ChildRefused",
-          message: `the API server refused ${label}: ${
-            causes.length ? causes.join("; ") : error.message
-          }`,
-        });
+        const message = `plugin ${this.#deps.name}: the API server refused ${label}: ${
+          causes.length ? causes.join("; ") : error.message
+        }${mistyped ? " (a field of the wrong type: does the plugin's module type-check?)" : ""}`;
+        log.warn("{message}", { message, kind: resource.kind, child: name });
+        report({ kind: resource.kind, name, reason: "ChildRefused", message });
         continue;
       }
       if (this.#deps.dryRun) {
@@ -392,7 +421,8 @@ export class Applier {
         const meta = object.metadata!;
         if (
           controllerOf(object)?.uid !== uid ||
-          meta.labels?.[this.#deps.operator.pluginLabel] !== this.#deps.name
+          (meta.labels?.[this.#deps.operator.pluginLabel] !== this.#deps.name &&
+            !madeUnderFormer(object, this.#deps.name, this.#former))
         ) {
           continue;
         }

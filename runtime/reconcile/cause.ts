@@ -37,6 +37,7 @@ export type CauseKind =
 
 /** One reason for a visit. */
 export interface Cause {
+  /** What happened: a watched change, a retry, a start, a resync, a requeue, … */
   kind: CauseKind;
   /** The object that changed, as `Kind namespace/name`, when one did. */
   object?: string;
@@ -73,6 +74,7 @@ export const MAX_CAUSES = 16;
 
 /** The causes of one pending visit: the first `MAX_CAUSES`, and how many more there were. */
 export interface Causes {
+  /** The first `MAX_CAUSES` distinct causes, in the order they came (repeats in `times`). */
   list: Cause[];
   /** Causes seen beyond the list. */
   more: number;

@@ -6,6 +6,10 @@
 import { type ObjectRef, refKey } from "../../kube/object_ref.ts";
 import type { ChildProblem } from "../plugin/mod.ts";
 
+/**
+ * What each plugin could not write of each parent's children (see the module doc), and who wants to
+ * hear when that changes.
+ */
 export class ChildProblems {
   /** By parent (`refKey`), then by the plugin that had them. */
   readonly #problems = new Map<string, Map<string, ChildProblem[]>>();

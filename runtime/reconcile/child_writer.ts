@@ -65,7 +65,7 @@ export class ChildWriter {
       if (!this.#deps.dryRun && childUpToDate(stamped, created, this.#deps.operator)) {
         this.#deps.created?.(parent, created);
       }
-      this.#observe(resource, created);
+      this.observe(resource, created);
       return undefined;
     } catch (error) {
       if (!isApiError(error, 409)) throw error;
@@ -76,7 +76,7 @@ export class ChildWriter {
         );
         const problem = live && childProblem(this.#deps.name, resource, live, parent);
         if (problem) return problem;
-        if (live) this.#observe(resource, live);
+        if (live) this.observe(resource, live);
       }
       // Someone created this name after our cache last heard of it: look again once it knows.
       throw new TemporaryError(
@@ -104,7 +104,7 @@ export class ChildWriter {
         ...stamped,
         metadata: { ...stamped.metadata, uid },
       }, { fieldManager: this.#deps.manager, force: true, signal });
-      this.#observe(resource, applied);
+      this.observe(resource, applied);
       return { changed: applied.metadata?.resourceVersion !== before };
     } catch (error) {
       const immutable = isApiError(error, 422) &&
@@ -152,7 +152,7 @@ export class ChildWriter {
           body: removalPatch(cached, foreign),
         },
       );
-      this.#observe(resource, { ...patched, apiVersion: cached.apiVersion, kind: cached.kind });
+      this.observe(resource, { ...patched, apiVersion: cached.apiVersion, kind: cached.kind });
     } catch (error) {
       if (!isApiError(error, 422)) throw error;
       // A failed `test` has no causes: the child moved since the cache saw it; look again.
@@ -224,7 +224,7 @@ export class ChildWriter {
         ],
       },
     );
-    this.#observe(resource, { ...migrated, apiVersion: cached.apiVersion, kind: cached.kind });
+    this.observe(resource, { ...migrated, apiVersion: cached.apiVersion, kind: cached.kind });
     return migrated.metadata?.resourceVersion;
   }
 
@@ -243,8 +243,8 @@ export class ChildWriter {
     }
   }
 
-  /** Our write's answer into the shared cache (see Informer.observe); never a dry run's. */
-  #observe(resource: Resource, object: KubeObject): void {
+  /** Takes an answer to our write into the caches at once (not in a dry run: nothing was stored). */
+  observe(resource: Resource, object: KubeObject): void {
     if (this.#deps.dryRun) return;
     for (const informer of this.#deps.pool.informers(resource)) informer.observe(object);
   }

@@ -44,16 +44,26 @@ import { type Taken, WorkQueue } from "./work_queue.ts";
 import { Pass } from "./first_pass.ts";
 import type { WriteLoopGuard } from "./write_loop_guard.ts";
 
+/**
+ * What a Controller runs on: the operator's client, caches, metrics, Events, logs and write-loop
+ * guard, shared by every controller of a manager.
+ */
 export interface ControllerDeps {
   /** Whose runtime this is: its field managers, labels, annotations and default finalizers. */
   operator: OperatorIdentity;
+  /** The client a visit's writes go through, fenced per visit. */
   client: KubeClient;
+  /** The caches it reads and is told of changes by. */
   pool: PoolReader;
+  /** The controller-runtime metrics it counts into. */
   metrics: ControllerMetrics;
+  /** Where the plugin's Events and the runtime's Warnings about it go. */
   events: EventRecorder;
+  /** Where it logs, with `controller` set to the plugin's name. */
   log: Logger;
   /** Shared by the plugins of one process, so each can report what the others could not write. */
   problems: ChildProblems;
+  /** Stops a child (or status) that is rewritten again and again without a spec change. */
   guard: WriteLoopGuard;
   /** Workers when the plugin does not say; default 1. */
   concurrency?: number;
@@ -84,8 +94,14 @@ export interface ControllerDeps {
 /** The deadline of a reconcile or finalize when neither the plugin nor the manager says. */
 export const DEFAULT_RECONCILE_TIMEOUT_MS = 60_000;
 
+/**
+ * Runs one plugin: turns changes into queue keys, visits each key with the plugin's reconcile,
+ * writes what it returns, and decides what comes next (see the module doc).
+ */
 export class Controller<T extends KubeObject = KubeObject> {
+  /** The plugin's name. */
   readonly name: string;
+  /** The plugin it runs. */
   readonly plugin: Plugin<T>;
   /** Its recent visits, for `explain`. */
   readonly history: VisitHistory;
@@ -118,6 +134,7 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #passStarted: Promise<Pass>;
   #passBegun!: (pass: Pass) => void;
 
+  /** A controller for `plugin`, subscribed to its kinds' changes; nothing is visited until it runs. */
   constructor(plugin: Plugin<T>, deps: ControllerDeps) {
     this.name = plugin.name;
     this.plugin = plugin;

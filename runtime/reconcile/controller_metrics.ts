@@ -51,24 +51,45 @@ const RECONCILE_BUCKETS = [
 ];
 const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 10);
 
+/**
+ * The controller-runtime and workqueue metrics of every controller of a manager, in one registry,
+ * under the names people already graph.
+ */
 export class ControllerMetrics {
+  /** `controller_runtime_reconcile_total{controller, result}`. */
   readonly reconcileTotal: Counter;
+  /** `controller_runtime_reconcile_errors_total{controller}`. */
   readonly reconcileErrors: Counter;
   /** Reconciles (and finalizes) abandoned at their deadline, in-process or in a Worker. */
   readonly reconcileTimeouts: Counter;
+  /** `controller_runtime_reconcile_time_seconds{controller}`. */
   readonly reconcileTime: Histogram;
+  /** `controller_runtime_active_workers{controller}`. */
   readonly activeWorkers: Gauge;
+  /** `controller_runtime_max_concurrent_reconciles{controller}`. */
   readonly maxConcurrent: Gauge;
+  /** `workqueue_depth{name, priority}`. */
   readonly queueDepth: Gauge;
+  /** `workqueue_adds_total{name, priority}`. */
   readonly queueAdds: Counter;
+  /** `workqueue_retries_total{name}`. */
   readonly queueRetries: Counter;
+  /** `workqueue_queue_duration_seconds{name, priority}`: how long keys wait for a worker. */
   readonly queueDuration: Histogram;
+  /** `workqueue_work_duration_seconds{name}`: how long a worker holds a key. */
   readonly workDuration: Histogram;
+  /** `controller_write_loops_detected_total{controller, kind}`: loops the guard stopped. */
   readonly writeLoops: Counter;
+  /**
+   * `controller_runtime_reconcile_panics_total{controller}`: a plugin's own bug thrown out of
+   * reconcile.
+   */
   readonly reconcilePanics: Counter;
+  /** `controller_runtime_terminal_reconcile_errors_total{controller}`: PermanentErrors. */
   readonly terminalErrors: Counter;
   readonly #queues = new Map<string, WorkQueue>();
 
+  /** Registers every metric in `registry`. */
   constructor(readonly registry: Registry) {
     this.reconcileTotal = registry.counter(
       "controller_runtime_reconcile_total",

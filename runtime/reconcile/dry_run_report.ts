@@ -5,7 +5,7 @@
  * sends every child write as a server-side dry run and writes no status, Event or finalizer: this
  * is what it says instead, per object as it goes and as a summary after one pass.
  */
-import type { Logger, Registry } from "../observe/mod.ts";
+import type { EventRecorder, Logger, Registry } from "../observe/mod.ts";
 
 /** One thing a dry run would do to, or for, an object. */
 export interface WouldChange {
@@ -67,6 +67,22 @@ export class DryRunReport {
       detail: change.detail ? ` (${change.detail})` : "",
       controller: change.controller || undefined,
     });
+  }
+
+  /** An EventRecorder that tells each Event to this report instead of writing it. */
+  events(): EventRecorder {
+    return {
+      record: (object, event) => {
+        const meta = object.metadata ?? {};
+        const kind = object.kind ?? "object";
+        this.would(`${kind} ${meta.namespace ? `${meta.namespace}/` : ""}${meta.name}`, kind, {
+          verb: "event",
+          what: `${event.type ?? "Normal"} ${event.reason}`,
+          detail: event.message,
+          controller: "",
+        });
+      },
+    };
   }
 
   /** The objects with a change, in the order first seen. */

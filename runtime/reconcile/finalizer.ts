@@ -9,8 +9,8 @@ import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { defaultFinalizerOf, type OperatorIdentity } from "../identity/mod.ts";
 
-/** A plugin as its finalizer sees it. */
-type Finalizing = { name: string; finalizer?: string };
+/** A plugin as its finalizer sees it: its name, and the finalizer it names, if it does. */
+export type Finalizing = { name: string; finalizer?: string };
 
 /**
  * The finalizer a plugin puts on its objects (a qualified name, as the API server prefers): its

@@ -22,5 +22,6 @@ export interface KeyClaim {
   fence: WriteFence;
   /** Aborts when the shard is lost (or its hand-over stops waiting). */
   signal: AbortSignal;
+  /** Gives the right back once the visit has ended. */
   release(): void;
 }

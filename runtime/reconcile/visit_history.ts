@@ -10,6 +10,7 @@ import type { Priority } from "./cause.ts";
 export interface VisitRecord {
   /** When the visit began (ISO 8601). */
   at: string;
+  /** The controller (plugin) that ran it. */
   controller: string;
   /** The queue key: `Kind.group/namespace/name`. */
   key: string;
@@ -17,13 +18,17 @@ export interface VisitRecord {
   causes: string[];
   /** How many more causes were folded in beyond `causes`. */
   moreCauses: number;
+  /** The lane it waited in. */
   priority: Priority;
+  /** Milliseconds it waited in the queue since its key was first added. */
   waitedMs: number;
+  /** Milliseconds the visit took. */
   tookMs: number;
   /** How the visit ended: `reconciled`, `failed`, `gone`, `deleting`, `behind`, … */
   outcome: string;
   /** What happens next, in words: `again in 30 s`, `retry in 40 ms`, … */
   next?: string;
+  /** The error it failed with, its message only. */
   error?: string;
   /** Each write it made, answered: `PATCH ptemplates/status ns/name → 200`. */
   writes: string[];
@@ -38,6 +43,7 @@ export interface VisitRecord {
 /** The ring's size when none is given. */
 export const DEFAULT_VISIT_HISTORY = 1000;
 
+/** The last visits of one controller in a ring of fixed size (see the module doc), for `explain`. */
 export class VisitHistory {
   readonly #ring: (VisitRecord | undefined)[];
   #next = 0;

@@ -14,18 +14,25 @@ import type { Taken } from "./work_queue.ts";
 
 /** How a visit ended, for its span and record. */
 export interface VisitEnd {
+  /** How the visit ended (`reconciled`, `failed`, `gone`, …), for its record and span. */
   outcome: string;
   /** The metrics' result (`success`, `error`, `requeue_after`, …), when it counts as a reconcile. */
   result?: string;
+  /** What happens next, in words (`again in 30 s`). */
   next?: string;
+  /** What it failed with, if it did: the span's error, the record's message. */
   error?: unknown;
+  /** Milliseconds the visit took. */
   tookMs: number;
 }
 
+/** One visit's span and record, filled as the visit goes (see the module doc). */
 export class VisitTrace implements VisitRecorder {
+  /** The visit's record, complete once it has ended. */
   readonly record: VisitRecord;
   readonly #span: Span;
 
+  /** Starts the visit's span, with every cause folded into the visit an event on it. */
   constructor(controller: string, taken: Taken) {
     const { key, causes, priority, waitedMs } = taken;
     this.#span = operatorTracer().startSpan(`reconcile ${controller}`, {
@@ -63,12 +70,14 @@ export class VisitTrace implements VisitRecorder {
     return withSpan(this.#span, fn);
   }
 
+  /** Adds an answered write to the record. */
   wrote(write: WriteSample): void {
     this.record.writes.push(
       `${write.method} ${write.path}${write.dryRun ? " (dry run)" : ""} → ${write.code}`,
     );
   }
 
+  /** Adds a recorded Event (its type and reason) to the record. */
   event(event: EventInput): void {
     this.record.events.push(`${event.type ?? "Normal"} ${event.reason}`);
   }

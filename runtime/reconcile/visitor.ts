@@ -37,7 +37,9 @@ export interface Visited<T extends KubeObject> {
 
 /** Told what a visit did, as it does it: for its record (`explain`) and its trace. */
 export interface VisitRecorder {
+  /** A write the visit made, once answered. */
   wrote(write: WriteSample): void;
+  /** An Event the visit recorded. */
   event(event: EventInput): void;
   /** The conditions of the status it wrote. */
   status(conditions: unknown): void;

@@ -10,8 +10,11 @@ import { type Cause, type Causes, type Priority, priorityOf, withCause } from ".
 
 /** What the queue reports, for the `workqueue_*` metrics. Every hook is optional. */
 export interface QueueObserver {
+  /** Keys waiting in the lane `priority` now. */
   depth?(depth: number, priority: Priority): void;
+  /** A key not yet waiting was added to the lane `priority` (adds that collapse are not told). */
   added?(priority: Priority): void;
+  /** A failed key was scheduled again, after its backoff (`addRateLimited`). */
   retried?(): void;
   /** Seconds a key waited between being added and handed to a worker. */
   waited?(seconds: number, priority: Priority): void;
@@ -19,11 +22,13 @@ export interface QueueObserver {
   worked?(seconds: number): void;
 }
 
+/** How a queue backs off failures, whom it reports to, and whether edits go first. */
 export interface WorkQueueOptions {
   /** First failure delay; default 5 ms. */
   baseDelayMs?: number;
   /** Failure delay cap; default 1000 s. A key failing for good is retried this often. */
   maxDelayMs?: number;
+  /** Told of depths, adds, retries and waits (the `workqueue_*` metrics); none by default. */
   observer?: QueueObserver;
   /**
    * Edits before bulk work (default true). False makes it one first-come-first-served line, as a
@@ -34,6 +39,7 @@ export interface WorkQueueOptions {
 
 /** A key handed to a worker, with why it was added. */
 export interface Taken {
+  /** The key, as it was added. */
   key: string;
   /** The lane it waited in: a retry of it keeps it. */
   priority: Priority;
@@ -80,6 +86,7 @@ export class WorkQueue {
   #editsInARow = 0;
   #shuttingDown = false;
 
+  /** An empty queue; a failing key waits 5 ms, doubling to 1000 s, unless told otherwise. */
   constructor(options: WorkQueueOptions = {}) {
     this.#backoff = new KeyedBackoff(options.baseDelayMs ?? 5, options.maxDelayMs ?? 1_000_000);
     this.#observer = options.observer ?? {};

@@ -11,6 +11,7 @@ import { monotonicMs } from "../../util/clock.ts";
 export interface WriteTarget {
   /** The plugin that writes it (one guard serves every plugin). */
   writer: string;
+  /** The parent whose child (or status) is written. */
   parent: ObjectRef;
   /** The child written; absent for the parent's status. */
   child?: ObjectRef;
@@ -53,6 +54,7 @@ interface Entry {
   lastWriteAt: number;
 }
 
+/** Stops writes that loop (see the module doc): one guard serves every plugin of a manager. */
 export class WriteLoopGuard {
   readonly #maxWrites: number;
   readonly #windowMs: number;
@@ -62,6 +64,7 @@ export class WriteLoopGuard {
   readonly #entries = new Map<string, Map<string, Entry>>();
   #lastSweep = monotonicMs();
 
+  /** A guard with no writes seen; unset options keep the defaults. */
   constructor(options: WriteLoopGuardOptions = {}) {
     this.#maxWrites = options.maxWrites ?? 10;
     this.#windowMs = options.windowMs ?? 10_000;

@@ -45,7 +45,7 @@ import { scoped } from "../../kube/resource.ts";
 import { fnv1a64Hex, MAX_SHARDS, shardOf, WHOLE_SPACE_SELECTOR } from "../../kube/shard_range.ts";
 import { NotLeaderError, type WriteFence } from "../../kube/write_fence.ts";
 import { type Clock, systemClock } from "../../util/clock.ts";
-import { sleep } from "../../util/sleep.ts";
+import { sleep, whenAborted } from "../../util/sleep.ts";
 import { Informer } from "../cache/mod.ts";
 import { LeaderElector, leaderGauge } from "../leader/mod.ts";
 import type { Gauge, Logger, ProbeChecks, Registry } from "../observe/mod.ts";
@@ -275,7 +275,7 @@ export class ShardRing {
       })
     );
     try {
-      await Promise.race([leases.synced, aborted(signal)]);
+      await Promise.race([leases.synced, whenAborted(signal)]);
       // Replicas started together see each other before anyone takes everything.
       await sleep(this.#timing.retryPeriodMs, signal);
       log.info("joined ring {ring} of {count} shard(s) as {identity}", {
@@ -440,11 +440,4 @@ export class ShardRing {
       });
     }
   }
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    signal.addEventListener("abort", () => resolve(), { once: true });
-  });
 }

@@ -219,6 +219,7 @@ function join(path: string, key: string): string {
   return path ? `${path}.${safe}` : safe;
 }
 
+/** True for a JSON object: not null and not an array, so its fields may be read. */
 export function isObject(value: unknown): value is Unstructured & Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -11,6 +11,7 @@ import { describe, isObject } from "./schema_check.ts";
 
 /** The review versions served: the ones the webhook configurations and the CRD name. */
 export const ADMISSION_REVIEW = { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" };
+/** The ConversionReview version served at `/convert`, the one a CRD's conversion webhook names. */
 export const CONVERSION_REVIEW = {
   apiVersion: "apiextensions.k8s.io/v1",
   kind: "ConversionReview",
@@ -18,27 +19,40 @@ export const CONVERSION_REVIEW = {
 
 /** Bounds of the JSON a review may be (after the body's size, which HttpServer bounds). */
 export const MAX_JSON_DEPTH = 64;
+/** The most JSON values (fields and items, counted all the way down) a review may hold. */
 export const MAX_JSON_VALUES = 500_000;
 
 /** An AdmissionReview's request, checked. */
 export interface AdmissionReviewRequest {
+  /** The request's id, which the response must carry back. */
   uid: string;
+  /** What is being done to the object. */
   operation: "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
   /** What is admitted: `group`, `version`, `resource` (plural). */
   resource: { group: string; version: string; resource: string };
+  /** The subresource admitted (`status`, `scale`), if it is one. */
   subResource?: string;
+  /** The object's namespace; absent for a cluster-scoped kind. */
   namespace?: string;
+  /** The object's name; absent on a CREATE whose name the API server generates. */
   name?: string;
+  /** The object as it would be stored; absent on DELETE. */
   object?: Unstructured;
+  /** The object as it is stored now: on UPDATE and DELETE. */
   oldObject?: Unstructured;
+  /** A dry run: nothing will be stored, so the webhook must make no change of its own. */
   dryRun: boolean;
+  /** Who asked, as the API server authenticated them. */
   userInfo?: Requester;
 }
 
 /** A ConversionReview's request, checked. */
 export interface ConversionReviewRequest {
+  /** The request's id, which the response must carry back. */
   uid: string;
+  /** The apiVersion every object is to be converted to. */
   desiredAPIVersion: string;
+  /** The objects to convert, each in the version it is stored or was sent in. */
   objects: Unstructured[];
 }
 

@@ -72,16 +72,29 @@ export class ConversionError extends Error {
 export interface AdmissionReads {
   /** Admission's own client, with a rate limit of its own (not the reconcilers'). */
   client: KubeClient;
+  /** The operator's cache of `resource`'s kind, read as a plugin's reconcile reads it. */
   cache<R extends KubeObject>(resource: Resource<R>): CacheReader<R>;
+  /** True when the API server serves this kind (e.g. its CRD is installed). */
   installed(resource: Resource): boolean;
   /** Asks whether a review's requester may read something; without it, nobody may. */
   reviewer?: AccessReviewer;
+  /** Where admission's warnings go. */
   log: Logger;
 }
 
+/**
+ * What a WebhookServer serves and how: its address, the plugins' admission and the CRDs'
+ * conversions, the certificate and the limits.
+ */
 export interface WebhookServerOptions {
+  /** Where it listens (`--webhook-bind-address`). */
   bind: BindAddress;
+  /**
+   * The plugins whose `default` and `validate` are served at `/mutate/<plugin>` and
+   * `/validate/<plugin>`.
+   */
   plugins: Plugin[];
+  /** What `/convert` converts, by group and kind. */
   conversions?: Conversion[];
   /** CRDs whose version schemas admitted objects are checked against (conversions' are too). */
   crds?: Unstructured[];
@@ -89,11 +102,13 @@ export interface WebhookServerOptions {
   certificate: () => Promise<ServingCertificate | undefined>;
   /** How often to look for a new certificate; 2 s. */
   reloadMs?: number;
+  /** What a plugin's admission may read, for the review's requester. */
   context: AdmissionReads;
   /** What callers may cost; see ServerLimits. */
   limits?: Partial<ServerLimits>;
   /** Where the webhook metrics (webhook_metrics.ts) and the certificate's expiry go. */
   registry?: Registry;
+  /** Where refused reviews, failed handlers and the certificate's news go. */
   log: Logger;
 }
 
@@ -116,6 +131,10 @@ export function webhookPaths(plugin: Pick<Plugin, "name">): { mutate: string; va
   return { mutate: `/mutate/${plugin.name}`, validate: `/validate/${plugin.name}` };
 }
 
+/**
+ * The webhooks' HTTPS server (see the module doc): admission for the plugins that have it,
+ * conversion for the CRDs that need it, on every replica.
+ */
 export class WebhookServer {
   readonly #options: WebhookServerOptions;
   readonly #server: HttpServer;
@@ -128,6 +147,10 @@ export class WebhookServer {
    */
   readonly answered = new Map<string, number>();
 
+  /**
+   * Routes every plugin's admission and the conversions, and reads the CRDs' schemas; it listens
+   * once started.
+   */
   constructor(options: WebhookServerOptions) {
     this.#options = options;
     this.#warnings = new WarningThrottle(options.log);

@@ -1,13 +1,13 @@
 import { expect } from "expect";
 import { parse } from "yaml";
-import type { Ptemplate } from "../../crds/ptemplate.ts";
-import type { Stored } from "../../mod.ts";
+import type { Ptemplate } from "../crds/ptemplate.ts";
+import type { Stored } from "../mod.ts";
 import { daemonSetFor } from "./consumer_daemonset.ts";
 import { moduleFor } from "./kmm_module_plugin.ts";
 
 function example(file: string): Stored<Ptemplate, true> {
   const pt = parse(
-    Deno.readTextFileSync(new URL(`../../examples/${file}`, import.meta.url)),
+    Deno.readTextFileSync(new URL(`../examples/${file}`, import.meta.url)),
   ) as Ptemplate;
   return {
     ...pt,

@@ -1,8 +1,8 @@
 import { expect } from "expect";
-import { CONFIG_MAP } from "../kube/kinds.ts";
-import { EXPLAIN_PATH, explainRoute } from "./explain.ts";
-import type { AccessReviewer } from "./observe/mod.ts";
-import { VisitHistory, type VisitRecord } from "./reconcile/mod.ts";
+import { CONFIG_MAP } from "../../kube/kinds.ts";
+import { EXPLAIN_PATH, explainRoute } from "./explain_route.ts";
+import type { AccessReviewer } from "../observe/mod.ts";
+import { VisitHistory, type VisitRecord } from "./visit_history.ts";
 
 /** A reviewer that takes one token, for one user, who may get what `may` says. */
 function reviewer(may: boolean): AccessReviewer {

@@ -22,18 +22,18 @@ import {
   isApiError,
   NAMESPACE,
   objectRef,
-  type Permission,
+  type PluginSpec,
   type Resource,
   SECRET,
-} from "../../mod.ts";
-import { MODULE } from "../../crds/kmm_module.ts";
-import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+} from "../mod.ts";
+import { MODULE } from "../crds/kmm_module.ts";
+import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 
 const PSA_ENFORCE = "pod-security.kubernetes.io/enforce";
 
 /** What the warnings read from the API server: the namespace and the pull secret (children: the cache). */
-export const PTEMPLATE_ADMISSION_READS: Permission[] = [
+export const PTEMPLATE_ADMISSION_READS: NonNullable<PluginSpec["admissionReads"]> = [
   { resource: NAMESPACE, verbs: ["get"] },
   { resource: SECRET, verbs: ["get"] },
 ];

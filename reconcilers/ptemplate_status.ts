@@ -4,15 +4,15 @@
  */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Event, Node, Pod } from "kubernetes-types/core/v1.d.ts";
-import { type ChildProblem, type ConditionInput, mergeConditions, type Stored } from "../../mod.ts";
-import { KMM_ROLE_LABEL, type Module, type ModuleCounts } from "../../crds/kmm_module.ts";
+import { type ChildProblem, type ConditionInput, mergeConditions, type Stored } from "../mod.ts";
+import { KMM_ROLE_LABEL, type Module, type ModuleCounts } from "../crds/kmm_module.ts";
 import { consumerDaemonSetName } from "./consumer_daemonset.ts";
 import {
   effectiveSpec,
   type NodeCounts,
   type Ptemplate,
   type PtemplateStatus,
-} from "../../crds/ptemplate.ts";
+} from "../crds/ptemplate.ts";
 import { diagnoseConsumers, imageFailure, imageFailureMessage } from "./consumer_diagnosis.ts";
 
 /** What the aggregator sees of a Ptemplate's world. */

@@ -1,10 +1,10 @@
 import { expect } from "expect";
-import { KubeClient } from "../kube/client.ts";
-import { CONFIG_MAP } from "../kube/kinds.ts";
-import { StartupError } from "../util/startup_error.ts";
-import { eventually } from "../testing/eventually.ts";
+import { KubeClient } from "../../kube/client.ts";
+import { CONFIG_MAP } from "../../kube/kinds.ts";
+import { StartupError } from "../../util/startup_error.ts";
+import { eventually } from "../../testing/eventually.ts";
 import { Manager } from "./manager.ts";
-import { definePlugin } from "./plugin/mod.ts";
+import { definePlugin } from "../plugin/mod.ts";
 
 /** A port on loopback that nothing listens on (now). */
 function freePort(): number {

@@ -1,7 +1,7 @@
 /** The `consumer-daemonset` plugin: for each Ptemplate, the DaemonSet of pods that use its devices. */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import { DAEMON_SET, definePlugin, reads, type Stored } from "../../mod.ts";
-import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+import { DAEMON_SET, definePlugin, reads, type Stored } from "../mod.ts";
+import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 
 /** The extended resource the device plugin advertises. */
 export const DEVICE_RESOURCE = "example.com/ptemplate";

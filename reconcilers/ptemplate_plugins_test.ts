@@ -2,9 +2,9 @@
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Pod } from "kubernetes-types/core/v1.d.ts";
-import type { Module } from "../../crds/kmm_module.ts";
-import type { Ptemplate, PtemplateStatus } from "../../crds/ptemplate.ts";
-import { type KubeObject, reconcileOnce, type Stored } from "../../mod.ts";
+import type { Module } from "../crds/kmm_module.ts";
+import type { Ptemplate, PtemplateStatus } from "../crds/ptemplate.ts";
+import { type KubeObject, reconcileOnce, type Stored } from "../mod.ts";
 import {
   consumerDaemonSetPlugin,
   daemonSetFor,
@@ -141,7 +141,7 @@ Deno.test("status-aggregator: a Module someone else controls is reported, not co
 });
 
 Deno.test("reconcileOnce says so when a plugin calls the API server", async () => {
-  const { definePlugin } = await import("../../mod.ts");
+  const { definePlugin } = await import("../mod.ts");
   const calling = definePlugin({
     name: "calling",
     for: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },

@@ -17,16 +17,16 @@ import {
   ownershipOf,
   POD,
   reads,
-  type Registry,
+  type ReconcileContext,
   type Resource,
   scoped,
   type StoreChange,
   type Stored,
   watch,
-} from "../../mod.ts";
-import { KMM_MODULE_LABEL, MODULE } from "../../crds/kmm_module.ts";
+} from "../mod.ts";
+import { KMM_MODULE_LABEL, MODULE } from "../crds/kmm_module.ts";
 import { statusFor } from "./ptemplate_status.ts";
-import { PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import { devicesOf, nodeUnschedulable } from "./consumer_diagnosis.ts";
 import { PTEMPLATE_ADMISSION_READS, validatePtemplate } from "./ptemplate_admission.ts";
@@ -250,14 +250,14 @@ export const statusAggregatorPlugin = definePlugin({
   },
 });
 
-function reconcileCounter(metrics: Registry) {
+function reconcileCounter(metrics: ReconcileContext["metrics"]) {
   return metrics.counter("ptemplate_reconciles_total", "Reconciles of each Ptemplate's status", [
     "namespace",
     "name",
   ]);
 }
 
-function consumerGauge(metrics: Registry) {
+function consumerGauge(metrics: ReconcileContext["metrics"]) {
   return metrics.gauge("ptemplate_consumer_pods", "Consumer pods of each Ptemplate", [
     "namespace",
     "name",

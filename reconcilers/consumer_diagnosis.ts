@@ -5,7 +5,7 @@
  */
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
 import type { Event, Node, Pod } from "kubernetes-types/core/v1.d.ts";
-import type { ConditionInput } from "../../mod.ts";
+import type { ConditionInput } from "../mod.ts";
 import { DEVICE_RESOURCE } from "./consumer_daemonset.ts";
 
 /** What the diagnosis looks at. */

@@ -5,9 +5,10 @@
  * `get /metrics`: the metrics-reader ClusterRole grants both), whether the metrics are served over
  * HTTPS or on a workstation's loopback: a timeline names objects and says what the operator did.
  */
-import { objectRef, refKey } from "../kube/object_ref.ts";
-import { type AccessReviewer, authorize, HttpError, type Route } from "./observe/mod.ts";
-import type { Controller, VisitRecord } from "./reconcile/mod.ts";
+import { objectRef, refKey } from "../../kube/object_ref.ts";
+import { type AccessReviewer, authorize, HttpError, type Route } from "../observe/mod.ts";
+import type { Controller } from "./controller.ts";
+import type { VisitRecord } from "./visit_history.ts";
 
 /** The path the route answers on. */
 export const EXPLAIN_PATH = "/debug/explain";

@@ -1,7 +1,7 @@
 /** The `kmm-module` plugin: for each Ptemplate, the KMM Module that loads ptemplate_char_dev on its nodes. */
-import { definePlugin, reads, type Stored } from "../../mod.ts";
-import { MODULE, type Module } from "../../crds/kmm_module.ts";
-import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../../crds/ptemplate.ts";
+import { definePlugin, reads, type Stored } from "../mod.ts";
+import { MODULE, type Module } from "../crds/kmm_module.ts";
+import { effectiveSpec, PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 
 export const KERNEL_MODULE_NAME = "ptemplate_char_dev";
 /** KMM substitutes the node's kernel version; one image per kernel, built ahead. */

@@ -1,8 +1,8 @@
 import { expect } from "expect";
 import type { DaemonSet } from "kubernetes-types/apps/v1.d.ts";
-import type { Module } from "../../crds/kmm_module.ts";
-import type { Ptemplate } from "../../crds/ptemplate.ts";
-import type { Stored } from "../../mod.ts";
+import type { Module } from "../crds/kmm_module.ts";
+import type { Ptemplate } from "../crds/ptemplate.ts";
+import type { Stored } from "../mod.ts";
 import { type Observed, statusFor } from "./ptemplate_status.ts";
 
 const pt: Stored<Ptemplate, true> = {

@@ -189,7 +189,8 @@ const result: Record<string, unknown> = {
     (CPU_LIMIT === undefined ? "" : ` --cpu-limit ${CPU_LIMIT}`),
   date: new Date().toISOString(),
   deno: Deno.version.deno,
-  // The operator's V8 flags trade CPU for memory (README): a result names the ones it ran with.
+  // The operator's V8 flags trade CPU for memory (bench/README.md, "V8's flags"): a result names
+  // the ones it ran with.
   v8Flags: permissionFlags("start").find((flag) => flag.startsWith("--v8-flags=")),
   env: taskEnv("start"),
   count: COUNT,

@@ -40,9 +40,8 @@ export const CONNECTION = {
     placeholder: "QPS",
     help: "requests per second to the API server, sustained",
     valid: numberFrom(0, Infinity, "", { above: true }),
-    // High enough not to slow a large start-up, low enough to bound a loop: 500 was what held the
-    // children of 5000 and 10,000 Ptemplates back (1.95x and 2.00x a raw client's time against
-    // 1.43x and 1.39x; 1000 was as fast as no limit on two cores; bench:scale, README).
+    // High enough that a large start-up is bound by the API server rather than by this limit, low
+    // enough that a loop gone wrong stays within the same order (bench/README.md, "The rate limit").
     default: 1000,
   },
   "kube-api-burst": {
@@ -238,10 +237,9 @@ export const RUN = {
     placeholder: "N",
     help: `workers per plugin, 1 to ${MAX_CONCURRENCY}`,
     valid: numberFrom(1, MAX_CONCURRENCY, "workers per plugin", { integer: true }),
-    // Reconciles mostly wait on the API server, and the process's own loop adds to each wait: at
-    // 1000 Ptemplates, 8 per plugin made the children in 1.84× a raw client's time (16 requests in
-    // flight), 16 in 1.63×, 32 in 1.50× (bench:scale). At 10,000, 64 was no faster than 32, and
-    // fewer trade the peak for time (README: 8 per plugin peaked 16% lower above empty, 9% slower).
+    // Reconciles mostly wait on the API server, so more workers keep more requests in flight, up
+    // to where the API server is the bound and more are no faster; fewer trade time for a lower
+    // peak of memory (bench/README.md, "Workers per plugin").
     default: 32,
   },
   ...ISOLATION,

@@ -30,6 +30,7 @@ export const MIN_KUBE_VERSION = "1.30.0";
  */
 const WEBHOOK_PORT = 9443;
 
+/** What `olmBundle` writes: whose bundle, which version and images, and which plugins. */
 export interface BundleOptions {
   /**
    * Whose bundle: the package, the CSV, its ServiceAccount, suggested namespace and labels are
@@ -53,9 +54,11 @@ export interface BundleOptions {
   examples?: unknown[];
 }
 
+/** One file of a bundle, to write under the output folder. */
 export interface BundleFile {
   /** Relative to the output folder: `bundle/…`, `bundle.Dockerfile`, `catalog/…`. */
   path: string;
+  /** Its contents. */
   text: string;
 }
 

@@ -8,7 +8,9 @@ import type { Unstructured } from "../mod.ts";
 import type { BundleFile } from "./olm_bundle.ts";
 import { type OpenApiSchema, storedVersion } from "../kube/custom_resource_definition.ts";
 
+/** One check of a bundle and what it found. */
 export interface CheckResult {
+  /** The check's name. */
   check: string;
   /** Empty when the check passed. */
   problems: string[];

@@ -2,10 +2,10 @@
  * How `run` watches the kinds of a namespaced install: once per kind and namespace (all that
  * Roles allow), or, above ACROSS_NAMESPACES_ABOVE namespaces and for each kind the operator may
  * list and watch in every namespace, once across all namespaces, keeping what is in those
- * listed. Each watch costs the operator some 50 KiB, most of it Deno's own stream, so 300
- * namespaces of six kinds cost some 90 MiB one way and nothing more than all namespaces the other
- * (bench/README.md); the price of watching across is reading every namespace's objects of the
- * kind as they change (what is not listed is dropped as it arrives).
+ * listed. Each watch holds memory of its own, most of it Deno's stream, so the first way costs in
+ * proportion to namespaces times kinds and the second what all namespaces cost (bench/README.md,
+ * "Many namespaces: `deno task bench:namespaces`"); the price of watching across is reading every
+ * namespace's objects of the kind as they change (what is not listed is dropped as it arrives).
  */
 import type { KubeClient, KubeObject, Resource } from "../kube/mod.ts";
 import { type Logger, ownedKinds, type Plugin, resourceId } from "../runtime/mod.ts";

@@ -10,7 +10,7 @@
  * (children have uids of their own, which the server cannot map to the parent's) and be selected
  * by the same split, and a bucket label does not depend on n. Hence at most 256 shards.
  *
- * Verified against kube-apiserver v1.36.3 (the research notes of issue 25): the exact hash on
+ * Verified against kube-apiserver v1.36.3: the exact hash on
  * uids of built-in and custom objects; bounds are `0x` and exactly 16 lowercase hex digits, the
  * end of the space `0x10000000000000000` (`'0x0'` is refused with a 500, so selectors are only
  * ever built here); ranges OR-ed with `||`.

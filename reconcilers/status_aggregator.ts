@@ -73,7 +73,7 @@ function nodeChanged(change: StoreChange<Node>): boolean {
  * DaemonSet controller is seen at work (a busy one, at its own 20 requests a second, takes
  * minutes over thousands of DaemonSets); short when it has not acted on any DaemonSet yet, since it
  * may not be running at all. Longest while a child is still missing and no plugin says why: the
- * plugins that make them are then behind (a start over 10,000 Ptemplates takes minutes), and a
+ * plugins that make them are then behind (a large start takes them minutes), and a
  * "pending" written meanwhile is one more write competing with theirs. A Ptemplate that already
  * has a status, or a problem, never waits.
  */
@@ -221,7 +221,7 @@ export const statusAggregatorPlugin = definePlugin({
       // The children's changes call us as they come: a visit is due only when a grace ends. The
       // short one is checked first, so that the look for the DaemonSet controller at work is made
       // past it alone; and it looks at the first 100 DaemonSets the cache holds (the ones it has
-      // held longest), rather than at every one (at 10,000 Ptemplates, at each visit).
+      // held longest), rather than at every one (with many Ptemplates, at each visit).
       const seen = !missing && waited >= FIRST_STATUS_GRACE_MS.otherwise &&
         cache(DAEMON_SET).list({ limit: 100 }).some((ds) => ds.status?.observedGeneration);
       const grace =

@@ -2,8 +2,8 @@
  * The shared event loop, in rooms that depend one way (tests/import_rules_test.ts holds the order):
  * identity (who the operator is, the names it gives itself) and observe (logs, metrics, Events, probes, servers) ← cache (informers) and leader (election) ←
  * plugin (the API) ← reconcile (controllers, the applier) and webhooks; the manager on top runs
- * them all. `certificates/mod.ts` is left out on purpose: the X.509 library costs every start some
- * 60 ms and 14 MiB, so it is imported where needed.
+ * them all. `certificates/mod.ts` is left out on purpose: the X.509 library costs every start time
+ * and memory, so it is imported where needed.
  */
 export * from "./identity/mod.ts";
 export * from "./observe/mod.ts";

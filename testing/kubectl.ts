@@ -7,8 +7,11 @@ import type { Unstructured } from "../kube/object.ts";
 
 /** What a kubectl run printed, and how it ended. */
 export interface KubectlRun {
+  /** The exit code. */
   code: number;
+  /** What it printed on stdout. */
   stdout: string;
+  /** What it printed on stderr. */
   stderr: string;
 }
 

@@ -8,8 +8,11 @@ import { findBinaries, KUBERNETES_VERSION } from "./binaries.ts";
 
 /** What the validators said: exit code 0 and no output is a clean bundle. */
 export interface ValidationRun {
+  /** The exit code. */
   code: number;
+  /** What it printed on stdout. */
   stdout: string;
+  /** What it printed on stderr. */
   stderr: string;
 }
 

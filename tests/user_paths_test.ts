@@ -17,6 +17,7 @@ import {
   type CommandResult,
   runDocumented,
   type Running,
+  runPrinted,
   startCommand,
   startDocumented,
 } from "./fixtures/documented_commands.ts";
@@ -31,6 +32,7 @@ const TASKS = [
   "fmt",
   "lint",
   "crds",
+  "docs",
   "cluster",
   "dev",
   "start",
@@ -43,6 +45,7 @@ const TASKS = [
   "bench:isolation",
   "bench:http-memory",
   "bench:namespaces",
+  "bench:tracing",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -122,13 +125,16 @@ await binariesTest(
         expect(version.stdout).toMatch(/^deno 2\.9\.6 /);
       });
 
-      await t.step("check, fmt, lint and crds pass and leave the clone as it was", async () => {
-        for (const task of ["check", "fmt", "lint", "crds"]) {
-          const result = await inClone(clone, ["task", task]);
-          expect({ task, code: result.code }).toEqual({ task, code: 0 });
-        }
-        expect(new TextDecoder().decode(await clean())).toBe("");
-      });
+      await t.step(
+        "check, fmt, lint, crds and docs pass and leave the clone as it was",
+        async () => {
+          for (const task of ["check", "fmt", "lint", "crds", "docs"]) {
+            const result = await inClone(clone, ["task", task]);
+            expect({ task, code: result.code }).toEqual({ task, code: 0 });
+          }
+          expect(new TextDecoder().decode(await clean())).toBe("");
+        },
+      );
 
       await t.step("test runs a test file with the suite's permissions", async () => {
         const result = await inClone(clone, ["task", "test", "cli/flags_test.ts"]);
@@ -148,7 +154,7 @@ await binariesTest(
       });
 
       await t.step("bench:http-memory, small: a few connections, memory by kind", async () => {
-        // Not in the README yet (docs/http_memory.md shows it): run as the task, in the clone.
+        // bench/README.md shows the full 30 s run; a small one, as the task, in the clone.
         const result = await inClone(clone, [
           "task",
           "bench:http-memory",
@@ -411,7 +417,7 @@ await binariesTest(
       });
 
       await t.step("dev: the demo, the commands it prints work, Ctrl-C stops all", async () => {
-        const dev = startDocumented("deno task dev", here);
+        const dev = startDocumented("npx --yes deno@2.9.6 task dev", here);
         running.push(dev);
         await printed(dev, /Press Ctrl-C to stop the operator and the control plane/);
         const text = dev.output();
@@ -439,7 +445,7 @@ await binariesTest(
         }
         // The explain line, run as printed: the sample's reconciles, each with why it ran.
         const [explainLine] = text.match(/deno task start explain \S+ \S+ .*/)!;
-        const explained = ok(await runDocumented(explainLine, here));
+        const explained = ok(await runPrinted(explainLine, here));
         expect(explained.stdout).toMatch(/^Ptemplate default\/consumer-pod: \d+ recent visit/);
         for (const controller of ["kmm-module", "consumer-daemonset", "status-aggregator"]) {
           expect(explained.stdout).toMatch(new RegExp(`  ${controller} +reconciled in \\d+ ms`));
@@ -456,7 +462,7 @@ await binariesTest(
         );
         expect(bare.status).toBe(401);
         await bare.body?.cancel();
-        const cert = await runDocumented(explainLine.replace(/ --service-account \S+/, ""), here);
+        const cert = await runPrinted(explainLine.replace(/ --service-account \S+/, ""), here);
         expect(cert.code).toBe(2);
         expect(cert.stderr).toContain("give --service-account");
         const folder = kubeconfig.slice(0, kubeconfig.lastIndexOf("/"));

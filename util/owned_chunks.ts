@@ -2,12 +2,12 @@
  * Reads a byte stream in chunks that own exactly their bytes. Deno's readers of a socket, a pipe
  * or a response body give every chunk a new 64 KiB buffer, and a chunk of a few bytes keeps all of
  * it alive until V8 collects the chunk: a busy watch or plugin pipe held megabytes of native
- * memory that way (the operator's malloc heap grew by 10 MiB at 10,000 Ptemplates). Here each
+ * memory that way (bench/README.md, "Streams that own their chunks"). Here each
  * stream reads into one buffer of its own and hands on a copy of what came. The buffer is as large
  * as the stream is busy: a read that fills it doubles it for the next, up to Deno's 64 KiB, and a
  * read that fills a quarter of it or less halves it, down to 4 KiB. A stream that waits (a watch,
- * most of its life) holds the least while it waits: a namespaced install's 1,800 watches held
- * 112 MiB in their buffers at 64 KiB each.
+ * most of its life) holds the least while it waits, which matters most where an install keeps a
+ * watch per kind and namespace.
  */
 
 /** The most one read may bring: Deno's own chunk size. */

@@ -203,8 +203,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   #keep(object: T): T {
     const { projector, interner } = this.#options;
     // A projection is built a field at a time, and V8 keeps such objects a little roomier than
-    // JSON.parse makes them: parsing it again saved 2.7 MiB at 10,000 Ptemplates once the caches
-    // share what objects have in common, for 12 µs and two copies' garbage per object kept.
+    // JSON.parse makes them; it is kept as built all the same, because once the caches share what
+    // objects have in common, parsing it again saves less heap than it costs in CPU and garbage
+    // per object (bench/README.md, "The cache: what it keeps").
     const kept = slim(projector ? projector(object) as T : object, this.#options.slim);
     return interner ? interner.intern(kept) : kept;
   }

@@ -21,8 +21,9 @@ export interface InformerPoolOptions {
   namespaces?: string[];
   /**
    * Namespaced kinds to watch once across all namespaces, keeping only what is in `namespaces`,
-   * rather than once in each: one list and watch instead of one per namespace (each watch costs
-   * some 50 KiB, most of it Deno's own stream: bench/README.md), for reads of every namespace's
+   * rather than once in each: one list and watch instead of one per namespace (each watch holds
+   * memory of its own, most of it Deno's stream: bench/README.md, "What one idle watch costs:
+   * `bench/stream_cost.ts`"), for reads of every namespace's
    * objects of the kind (the operator must be allowed to list and watch it cluster-wide). None
    * by default.
    */

@@ -3,10 +3,10 @@
  * equal subtree (a container's defaults, a selector, a `managedFields` entry), instead of one per
  * object, as JSON.parse makes them.
  *
- * Why: the objects of a kind repeat themselves. At 10,000 Ptemplates, their Modules and
- * DaemonSets, a third of what the caches held was copies (the same image, field manager, update
- * strategy and volume in every DaemonSet); shared, the caches take about a quarter less heap, and
- * the garbage collector marks that much less on every full collection. How much is shared depends
+ * Why: the objects of a kind repeat themselves (the same image, field manager, update strategy
+ * and volume in every DaemonSet), so much of what the caches hold is copies; shared, the caches
+ * take less heap, and the garbage collector marks that much less on every full collection
+ * (bench/README.md, "The cache: what it keeps"). How much is shared depends
  * on how alike the objects are: values unique to an object (names, uids, resourceVersions) are
  * kept as they are.
  *

@@ -2,7 +2,7 @@
  * Whether an update changed anything a plugin can see of an object: the fields it declared it
  * reads, and the metadata the runtime acts on. A DaemonSet's status written by its controller,
  * or a parent's status written by another plugin, is then no reason to visit a plugin that reads
- * neither; at 10,000 parents that is most of the events a cache takes in.
+ * neither; with many parents that is most of the events a cache takes in.
  *
  * The metadata compared is what decides ownership, drift and deletion: generation, labels,
  * annotations, finalizers, owner references, the deletion timestamp, and who manages which fields

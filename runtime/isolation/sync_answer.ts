@@ -4,8 +4,8 @@
  * (`Atomics.wait`), the length of the JSON that follows the header, and the number of the call it
  * answers; the Worker takes an answer only when that number is its call's, so an answer can never
  * be read for another. A message port would need the Worker's event loop, which the waiting Worker
- * does not run (`receiveMessageOnPort` saw the answer only about 1 ms later: 16 ms per reconcile
- * of the status aggregator, against 0.03 ms in-process).
+ * does not run (`receiveMessageOnPort` sees the answer only late, and a reconcile that reads many
+ * times pays that each time: bench/README.md, "Isolation: `deno task bench:isolation`").
  */
 
 const FLAG = 0;

@@ -1,8 +1,9 @@
 /**
  * A self-signed serving certificate made at start, as controller-runtime makes one for its metrics
  * when no certificate is given: ECDSA P-256 from WebCrypto, written in DER by the few lines below.
- * (The X.509 library the webhooks' self-managed CA uses would cost every start about 250 ms and
- * 29 MiB of memory, measured, for what this does in a few milliseconds.) Whoever scrapes it
+ * (The X.509 library the webhooks' self-managed CA uses would cost every start far more time and
+ * memory than these few lines: bench/README.md, "What a start costs: the X.509 library".) Whoever
+ * scrapes it
  * either skips verification (the ServiceMonitor in deploy/monitoring does) or is given a real
  * certificate through `--metrics-cert-dir`.
  */

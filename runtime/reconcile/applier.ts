@@ -96,7 +96,7 @@ export interface ChildrenResult {
   problems: ChildProblem[];
   /**
    * Keys (`refKey`) of children whose names are taken by objects we do not control: when such an
-   * object changes   * or goes, the parent is looked at again.
+   * object changes or goes, the parent is looked at again.
    */
   blocked: string[];
   /** The soonest a refused (looping) write may be tried again, if one was refused. */

@@ -1,7 +1,8 @@
 /**
  * Children that appear while their parent is being visited. A child the visit made itself, as it
- * wanted it, is no news to its parent (at 10,000 parents, one visit in five of the plugins that
- * make children); whether one that appears is, is known only once the create's answer is in,
+ * wanted it, is no news to its parent (otherwise a cold start visits every parent twice in each
+ * plugin that makes children); whether one that appears is, is known only once the create's answer
+ * is in,
  * which the watch often beats: so the parent's next visit is decided when this one ends.
  */
 export class VisitNews {

@@ -6,7 +6,7 @@ import { MAX_SHARDS } from "../kube/mod.ts";
 import { DEFAULT_CERT_DIR, MAX_CONCURRENCY } from "../runtime/mod.ts";
 import type { EnvSpecs } from "./environment.ts";
 import type { FlagSpecs } from "./flags.ts";
-import { RELEASE_URL } from "./scaffold_operator.ts";
+import { RELEASE_URL } from "./runtime_reference.ts";
 import { BIND_ADDRESS, existing, numberFrom, objectName, seconds } from "./value_rules.ts";
 import { webhookNames } from "./webhook_manifests.ts";
 

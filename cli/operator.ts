@@ -8,19 +8,6 @@
 import { KubeconfigError } from "../kube/mod.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR, runPluginHost } from "../runtime/mod.ts";
 import type { Command, CommandContext } from "./command.ts";
-import {
-  bundleCommand,
-  checkCommand,
-  crdsCommand,
-  explainCommand,
-  installCommand,
-  newCommand,
-  rbacCommand,
-  runCommand,
-  scorecardCommand,
-  uninstallCommand,
-  versionCommand,
-} from "./commands/mod.ts";
 import { RUN } from "./flag_table.ts";
 import { describeFlags, parseFlags, UsageError } from "./flags.ts";
 import {
@@ -30,7 +17,6 @@ import {
   withLoadedPlugins,
 } from "./plugin_catalog.ts";
 import { PLUGIN_HOST_COMMAND } from "./plugin_isolation.ts";
-import { loadPluginModules } from "./plugin_loading.ts";
 
 export type { CatalogEntry };
 
@@ -55,20 +41,34 @@ type AnyCommand = Omit<Command, "run"> & {
   run(values: never, context: CommandContext): Promise<number>;
 };
 
-/** The subcommands, in the order help lists them. */
-const COMMANDS: Record<string, AnyCommand> = {
-  run: runCommand,
-  crds: crdsCommand,
-  rbac: rbacCommand,
-  install: installCommand,
-  check: checkCommand,
-  explain: explainCommand,
-  uninstall: uninstallCommand,
-  bundle: bundleCommand,
-  scorecard: scorecardCommand,
-  version: versionCommand,
-  new: newCommand,
+/**
+ * The subcommands, in the order help lists them, each loaded when it is asked for: `run` does
+ * not carry the others' code (OLM bundles, scaffolds, YAML) in its memory for its whole life.
+ * The specifiers are literal, so `deno compile` still finds and embeds every command.
+ */
+const COMMANDS: Record<string, () => Promise<AnyCommand>> = {
+  run: async () => (await import("./commands/run.ts")).runCommand,
+  crds: async () => (await import("./commands/crds.ts")).crdsCommand,
+  rbac: async () => (await import("./commands/rbac.ts")).rbacCommand,
+  install: async () => (await import("./commands/install.ts")).installCommand,
+  check: async () => (await import("./commands/check.ts")).checkCommand,
+  explain: async () => (await import("./commands/explain.ts")).explainCommand,
+  uninstall: async () => (await import("./commands/uninstall.ts")).uninstallCommand,
+  bundle: async () => (await import("./commands/bundle.ts")).bundleCommand,
+  scorecard: async () => (await import("./commands/scorecard.ts")).scorecardCommand,
+  version: async () => (await import("./commands/version.ts")).versionCommand,
+  new: async () => (await import("./commands/new.ts")).newCommand,
 };
+
+/** Every subcommand, loaded, by name in the order help lists them (the flag reference's source). */
+export function loadAllCommands(): Promise<[string, AnyCommand][]> {
+  return Promise.all(
+    Object.entries(COMMANDS).map(async ([name, load]): Promise<[string, AnyCommand]> => [
+      name,
+      await load(),
+    ]),
+  );
+}
 
 /**
  * Runs the command line `argv` (without the program's name) and returns the exit code. Never
@@ -102,22 +102,28 @@ export async function runOperator(
   // process it can kill (cli/plugin_isolation.ts).
   if (name === PLUGIN_HOST_COMMAND) return await runPluginHost();
   const operator = options.operator ?? PTEMPLATE_OPERATOR;
-  const command = COMMANDS[name];
-  if (!command) {
+  const load = COMMANDS[name];
+  if (!load) {
     console.error(
       `unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(", ")} (see --help)`,
     );
     return 2;
   }
+  const command = await load();
   if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(named ? commandHelp(operator, name, command) : help(operator, carriedOf(options)));
+    console.log(
+      named ? commandHelp(operator, name, command) : await help(operator, carriedOf(options)),
+    );
     return 0;
   }
   const carried = carriedOf(options);
   const context: Omit<CommandContext, "args" | "given"> = {
     operator,
     catalog: async (values) => {
-      const loaded = await loadPluginModules(values.plugin ?? []);
+      // The loader (and its module lexer) only when there is a `--plugin` to load.
+      const loaded = values.plugin?.length
+        ? await (await import("./plugin_loading.ts")).loadPluginModules(values.plugin)
+        : [];
       return selectPlugins(withLoadedPlugins(carried, loaded), values.plugins);
     },
   };
@@ -156,7 +162,7 @@ function commandHelp(operator: OperatorIdentity, name: string, command: AnyComma
 }
 
 /** `<operator> --help`: the commands, the run flags, and examples with its own plugins. */
-function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
+async function help(operator: OperatorIdentity, catalog: CatalogEntry[]): Promise<string> {
   const { name } = operator;
   const on = catalog.find((e) => e.enabledByDefault)?.plugin.name;
   const off = catalog.find((e) => !e.enabledByDefault)?.plugin.name;
@@ -173,12 +179,17 @@ function help(operator: OperatorIdentity, catalog: CatalogEntry[]): string {
     ["run --help", "flags of one command"],
   ];
   const width = Math.max(...examples.map(([args]) => args.length)) + name.length + 4;
+  const summaries = await Promise.all(
+    Object.entries(COMMANDS).map(async ([name, load]) =>
+      `  ${name.padEnd(10)} ${(await load()).summary}`
+    ),
+  );
   return `${name} ${operator.version}: ${operator.description}
 
 Usage: ${name} [command] [flags]
 
 Commands:
-${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`).join("\n")}
+${summaries.join("\n")}
 
 Run flags:
 ${describeFlags(RUN, operator)}

@@ -13,17 +13,15 @@ import {
   rbacRules,
   SHARD_RING_RULES,
 } from "../runtime/mod.ts";
+import { metricsRoles } from "./metrics_roles.ts";
+
+export { metricsRoles };
 
 /** The operator's ServiceAccount, in its namespace: what every binding names. */
 export function serviceAccountOf(
   operator: OperatorIdentity,
 ): { kind: "ServiceAccount"; name: string; namespace: string } {
   return { kind: "ServiceAccount", name: operator.name, namespace: operator.namespace };
-}
-
-/** The names of the RBAC objects for /metrics: what the operator asks, and what readers get. */
-export function metricsRoles(operator: OperatorIdentity): { auth: string; reader: string } {
-  return { auth: `${operator.name}-metrics-auth`, reader: `${operator.name}-metrics-reader` };
 }
 
 /** A role (cluster-wide, or in `namespace`) and its binding to the operator's ServiceAccount. */

@@ -20,20 +20,13 @@ export { RELEASE_URL } from "./runtime_reference.ts";
 const FIRST_VERSION = "0.1.0";
 
 /**
- * The npm packages the runtime's modules import by bare name (the self-managed certificates'
- * `@peculiar/x509` and `reflect-metadata` behind a dynamic import too), and `expect` for tests:
- * an own operator's import map needs every one, or a module the runtime loads later does not
- * resolve. Versions are ours (deno.json).
+ * The packages an own operator's import map names: every one of ours (deno.json), not a list kept
+ * by hand. The runtime loads some only behind a dynamic import (YAML, X.509, CEL, the module
+ * lexer), so a package missing from the map fails late, in a user's cluster; one the operator
+ * never imports costs nothing, since Deno fetches a package only when something imports it.
  */
-export const RUNTIME_IMPORTS = [
-  "@logtape/logtape",
-  "@peculiar/x509",
-  "es-module-lexer",
-  "expect",
-  "kubernetes-types/",
-  "reflect-metadata",
-  "yaml",
-] as const;
+export const RUNTIME_IMPORTS: readonly string[] = Object.keys(denoJson.imports)
+  .filter((name) => name !== "ptemplate-operator/");
 
 /** The import map of an operator that imports the runtime from `runtime`. */
 export function importsFor(runtime: string): Record<string, string> {
@@ -45,15 +38,17 @@ export function importsFor(runtime: string): Record<string, string> {
 }
 
 /**
- * The permission flags of one of our tasks (its set written out) and its memory V8 flags, without
- * its module. Flags, not a copy of our sets: config permissions are experimental in Deno 2.9 (a
- * warning on every run), and the new repository's Containerfile and workflows run its commands as
- * written.
+ * The permission flags of one of our tasks (its set written out), with its V8 flags and runtime
+ * options, without its module. Flags, not a copy of our sets: config permissions are experimental
+ * in Deno 2.9 (a warning on every run), and the new repository's Containerfile and workflows run
+ * its commands as written.
  */
 function permissionsOf(task: "start" | "compile" | "test" | "bundle"): string {
   const command = denoJson.tasks[task].command;
-  const v8 = command.split(/\s+/).filter((word) => word.startsWith("--v8-flags=--max"));
-  return [...permissionFlags(command, denoJson.permissions), ...v8].join(" ");
+  const options = command.split(/\s+/).filter((word) =>
+    /^--v8-flags=--max|^--no-code-cache$/.test(word)
+  );
+  return [...options, ...permissionFlags(command, denoJson.permissions)].join(" ");
 }
 
 /**

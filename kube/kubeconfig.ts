@@ -77,16 +77,16 @@ function resolvePaths(
  * Merges kubeconfig files and picks a context. The first file that sets `current-context` wins,
  * and for clusters, users and contexts the first file that defines a name wins.
  */
-export function selectContext(
+export async function selectContext(
   sources: KubeconfigSource[],
   options: { context?: string } = {},
-): SelectedContext {
+): Promise<SelectedContext> {
   const clusters = new Map<string, NamedCluster>();
   const users = new Map<string, NamedUser>();
   const contexts = new Map<string, NamedContext>();
   let current: string | undefined;
   for (const source of sources) {
-    const doc = readKubeconfig(source.text, source.path);
+    const doc = await readKubeconfig(source.text, source.path);
     const base = dirname(source.path);
     current ||= doc.currentContext;
     for (const { name, cluster } of doc.clusters) {

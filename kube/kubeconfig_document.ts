@@ -4,7 +4,6 @@
  * never with JavaScript's ("object is not iterable") and never quoting a value: the file holds
  * credentials.
  */
-import { parse } from "yaml";
 import type { ExecConfig } from "./cluster_config.ts";
 
 /** A kubeconfig that cannot be used; the message names the file, the entry and the fix. */
@@ -126,12 +125,29 @@ function silenceYamlDebugging(): void {
   }
 }
 
-/** Parses and checks one kubeconfig file's text. */
-export function readKubeconfig(text: string, path: string): KubeconfigDocument {
+/**
+ * A kubeconfig's text as data. YAML's JSON form (what `kubeconfigYaml` writes) is read as JSON;
+ * only other YAML loads the YAML parser, which then stays in memory for the process's life: an
+ * operator in a pod (in-cluster credentials) or given a JSON kubeconfig never carries it.
+ */
+async function parseText(text: string): Promise<unknown> {
+  if (text.trimStart().startsWith("{")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A YAML flow mapping ({apiVersion: v1, ...}): YAML's to read.
+    }
+  }
   silenceYamlDebugging();
+  const { parse } = await import("yaml");
+  return parse(text) ?? {};
+}
+
+/** Parses and checks one kubeconfig file's text. */
+export async function readKubeconfig(text: string, path: string): Promise<KubeconfigDocument> {
   let doc: unknown;
   try {
-    doc = parse(text) ?? {};
+    doc = await parseText(text);
   } catch (error) {
     // Never the parser's message: it quotes the offending line, which may hold a token.
     const { code, linePos } = error as {

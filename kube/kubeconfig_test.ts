@@ -1,6 +1,7 @@
 import { expect } from "expect";
 import { stringify } from "yaml";
 import { clusterConfigFrom, KubeconfigError, selectContext } from "./kubeconfig.ts";
+import { kubeconfigYaml } from "./kubeconfig_yaml.ts";
 import { inClusterConfig, loadClusterConfig } from "./load_config.ts";
 
 const PEM_CA = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
@@ -45,7 +46,7 @@ Deno.test("kubeconfig: data fields are decoded; the context's namespace is the d
     users: { u: { "client-certificate-data": b64(PEM_CERT), "client-key-data": b64(PEM_KEY) } },
     contexts: { dev: { cluster: "c", user: "u", namespace: "team-a" } },
   });
-  const config = await clusterConfigFrom(selectContext([{ path: "/x/config", text }]));
+  const config = await clusterConfigFrom(await selectContext([{ path: "/x/config", text }]));
   expect(config).toMatchObject({
     server: "https://10.1.2.3:6443",
     caData: PEM_CA,
@@ -87,7 +88,38 @@ Deno.test("kubeconfig: file paths resolve against the file that names them", asy
   }
 });
 
-Deno.test("kubeconfig: merging keeps the first definition and the first current-context", () => {
+Deno.test("kubeconfig: what kubeconfigYaml writes (YAML's JSON form) reads back the same", async () => {
+  const written = {
+    server: "https://127.0.0.1:6443",
+    caData: PEM_CA,
+    token: "abc",
+    namespace: "team-a",
+    source: "test",
+  };
+  const text = kubeconfigYaml(written);
+  expect(JSON.parse(text)).toMatchObject({ kind: "Config", "current-context": "ptemplate" });
+  expect(await clusterConfigFrom(await selectContext([{ path: "/k", text }]))).toMatchObject({
+    server: written.server,
+    caData: PEM_CA,
+    token: "abc",
+    namespace: "team-a",
+  });
+});
+
+Deno.test("kubeconfig: a file that only looks like JSON is YAML's to read, and so is its error", async () => {
+  // A YAML flow mapping: unquoted keys, not JSON.
+  const flow = "{apiVersion: v1, kind: Config, current-context: x, clusters: " +
+    "[{name: c, cluster: {server: 'https://a'}}], contexts: [{name: x, context: {cluster: c}}]}";
+  expect((await selectContext([{ path: "/k", text: flow }])).cluster.server).toBe("https://a");
+  const secret = "s3cr3t-Tok3n-value";
+  const broken = `{"users": [{"name": "u", "user": {"token": "${secret}"}]`;
+  const error = await selectContext([{ path: "/k", text: broken }]).catch((e) => e);
+  expect(error).toBeInstanceOf(KubeconfigError);
+  expect(error.message).toMatch(/^\/k is not valid YAML/);
+  expect(error.message).not.toContain(secret);
+});
+
+Deno.test("kubeconfig: merging keeps the first definition and the first current-context", async () => {
   const first = kubeconfig({
     current: "one",
     clusters: { c: { server: "https://first" } },
@@ -99,22 +131,20 @@ Deno.test("kubeconfig: merging keeps the first definition and the first current-
     contexts: { three: { cluster: "d" } },
   });
   const sources = [{ path: "/1", text: first }, { path: "/2", text: second }];
-  expect(selectContext(sources)).toMatchObject({
+  expect(await selectContext(sources)).toMatchObject({
     contextName: "one",
     cluster: { server: "https://first" },
   });
-  expect(selectContext(sources, { context: "three" })).toMatchObject({
+  expect(await selectContext(sources, { context: "three" })).toMatchObject({
     cluster: { server: "https://d" },
   });
-  expect(selectContext(sources, { context: "two" }).namespace).toBe("ns-two");
+  expect((await selectContext(sources, { context: "two" })).namespace).toBe("ns-two");
 });
 
 Deno.test("kubeconfig: missing pieces are named with the fix", async () => {
   const base = { clusters: { c: { server: "https://a" } }, users: { u: {} } };
   const check = (text: string, context?: string) =>
-    Promise.resolve().then(() =>
-      clusterConfigFrom(selectContext([{ path: "/k", text }], { context }))
-    );
+    selectContext([{ path: "/k", text }], { context }).then(clusterConfigFrom);
   await expect(check(kubeconfig({ ...base, contexts: { x: { cluster: "c" } } })))
     .rejects.toThrow(/no current-context in \/k: pass --context <name> \(contexts: x\)/);
   await expect(check(kubeconfig({ ...base, current: "nope", contexts: { x: { cluster: "c" } } })))
@@ -181,11 +211,11 @@ Deno.test("inClusterConfig: token file (re-read), CA, namespace, IPv6 host", asy
   }
 });
 
-Deno.test("kubeconfig: a malformed file is refused in our words, naming the field, never a value", () => {
+Deno.test("kubeconfig: a malformed file is refused in our words, naming the field, never a value", async () => {
   const secret = "s3cr3t-Tok3n-value";
-  const refused = (doc: unknown) => {
+  const refused = async (doc: unknown) => {
     try {
-      selectContext([{ path: "/k", text: stringify(doc) }], { context: "x" });
+      await selectContext([{ path: "/k", text: stringify(doc) }], { context: "x" });
     } catch (error) {
       expect(error).toBeInstanceOf(KubeconfigError);
       expect((error as Error).message).not.toContain(secret);
@@ -193,55 +223,59 @@ Deno.test("kubeconfig: a malformed file is refused in our words, naming the fiel
     }
     throw new Error("accepted");
   };
-  expect(refused({ users: { u: { token: secret } } })).toMatch(
+  expect(await refused({ users: { u: { token: secret } } })).toMatch(
     /^\/k: users must be a list of entries with a name and a user, not a mapping/,
   );
-  expect(refused({ clusters: [{ name: "c", cluster: { server: 6443 } }] })).toMatch(
+  expect(await refused({ clusters: [{ name: "c", cluster: { server: 6443 } }] })).toMatch(
     /clusters\[0\]\.cluster\.server must be a string, not a number/,
   );
-  expect(refused({ users: [{ name: "u", user: { token: 12345 } }] })).toMatch(
+  expect(await refused({ users: [{ name: "u", user: { token: 12345 } }] })).toMatch(
     /users\[0\]\.user\.token must be a string, not a number/,
   );
-  expect(refused({ users: [{ user: { token: secret } }] })).toMatch(
+  expect(await refused({ users: [{ user: { token: secret } }] })).toMatch(
     /users\[0\]\.name must be a non-empty string, not empty|users\[0\]\.name must be a non-empty string, not a undefined/,
   );
-  expect(refused({ contexts: ["x"] })).toMatch(/contexts\[0\] must be a mapping/);
-  expect(refused({ "current-context": ["x"] })).toMatch(
+  expect(await refused({ contexts: ["x"] })).toMatch(/contexts\[0\] must be a mapping/);
+  expect(await refused({ "current-context": ["x"] })).toMatch(
     /current-context must be a string, not a list/,
   );
   expect(
-    refused({
+    await refused({
       users: [{ name: "u", user: { exec: { command: "p", args: "--token=" + secret } } }],
     }),
   )
     .toMatch(/users\[0\]\.user\.exec\.args must be a list of strings, not a string/);
   expect(
-    refused({
+    await refused({
       users: [{ name: "u", user: { exec: { command: "p", env: [{ name: "T", value: 1 }] } } }],
     }),
   )
     .toMatch(/users\[0\]\.user\.exec\.env\[0\]\.value must be a string/);
-  expect(refused({ users: [{ name: "u", user: { exec: { args: [] } } }] }))
+  expect(await refused({ users: [{ name: "u", user: { exec: { args: [] } } }] }))
     .toMatch(/users\[0\]\.user\.exec\.command must be a non-empty string/);
-  expect(refused({ clusters: [{ name: "c", cluster: { "insecure-skip-tls-verify": "yes" } }] }))
+  expect(
+    await refused({ clusters: [{ name: "c", cluster: { "insecure-skip-tls-verify": "yes" } }] }),
+  )
     .toMatch(/insecure-skip-tls-verify must be true or false, not a string/);
-  expect(refused([secret])).toMatch(
+  expect(await refused([secret])).toMatch(
     /^\/k: the file must be a mapping \(a kubeconfig\), not a list/,
   );
 });
 
 Deno.test("kubeconfig: a server URL with credentials or a query, and a token that cannot be a header", async () => {
   const secret = "s3cr3t-Tok3n-value";
-  const config = (server: string, token = "abc") =>
-    clusterConfigFrom(selectContext([{
-      path: "/k",
-      text: kubeconfig({
-        current: "x",
-        clusters: { c: { server } },
-        users: { u: { token } },
-        contexts: { x: { cluster: "c", user: "u" } },
-      }),
-    }]));
+  const config = async (server: string, token = "abc") =>
+    clusterConfigFrom(
+      await selectContext([{
+        path: "/k",
+        text: kubeconfig({
+          current: "x",
+          clusters: { c: { server } },
+          users: { u: { token } },
+          contexts: { x: { cluster: "c", user: "u" } },
+        }),
+      }]),
+    );
   const refused = async (promise: Promise<unknown>) => {
     const error = await promise.then(() => undefined, (e) => e);
     expect(error).toBeInstanceOf(KubeconfigError);

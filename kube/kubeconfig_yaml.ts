@@ -1,5 +1,7 @@
-/** Writes a ClusterConfig as a one-context kubeconfig that kubectl and our loader both read. */
-import { stringify } from "yaml";
+/**
+ * Writes a ClusterConfig as a one-context kubeconfig that kubectl and our loader both read: in
+ * YAML's JSON form, so that neither writing it nor reading it back needs a YAML library.
+ */
 import type { ClusterConfig } from "./cluster_config.ts";
 
 function base64(text: string): string {
@@ -25,12 +27,16 @@ export function kubeconfigYaml(config: ClusterConfig, name = "ptemplate"): strin
   const cluster: Record<string, unknown> = { server: config.server };
   if (config.caData) cluster["certificate-authority-data"] = base64(config.caData);
   if (config.insecureSkipTlsVerify) cluster["insecure-skip-tls-verify"] = true;
-  return stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name, cluster }],
-    users: [{ name, user }],
-    contexts: [{ name, context: { cluster: name, user: name, namespace: config.namespace } }],
-    "current-context": name,
-  });
+  return JSON.stringify(
+    {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name, cluster }],
+      users: [{ name, user }],
+      contexts: [{ name, context: { cluster: name, user: name, namespace: config.namespace } }],
+      "current-context": name,
+    },
+    null,
+    2,
+  ) + "\n";
 }

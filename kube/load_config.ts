@@ -91,7 +91,7 @@ export async function loadClusterConfig(options: LoadOptions = {}): Promise<Clus
       sources.push({ path, text });
     }
     if (!sources.length) return undefined;
-    return await clusterConfigFrom(selectContext(sources, options), options);
+    return await clusterConfigFrom(await selectContext(sources, options), options);
   };
 
   if (options.kubeconfig) return (await fromFiles([options.kubeconfig], true))!;

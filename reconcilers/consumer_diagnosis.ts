@@ -148,6 +148,20 @@ function few(names: string[]): string {
     : `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
 }
 
+/**
+ * ConsumersReady when no node has the Ptemplate's labels (`selector`, as `k=v,k=v`): known from
+ * the nodes alone, before the DaemonSet controller has looked.
+ */
+export function noMatchingNodes(selector: string): ConditionInput {
+  return {
+    type: "ConsumersReady",
+    status: "False",
+    reason: "NoMatchingNodes",
+    message: `no node has the labels ${selector}: label nodes (kubectl label node ` +
+      `<node> ${selector.replaceAll(",", " ")}) or change spec.selector`,
+  };
+}
+
 /** The ConsumersReady condition once the DaemonSet exists and has seen its latest change. */
 export function diagnoseConsumers(world: ConsumerWorld): ConditionInput {
   const type = "ConsumersReady";
@@ -188,15 +202,7 @@ export function diagnoseConsumers(world: ConsumerWorld): ConditionInput {
   }
 
   if (world.nodes) {
-    if (!world.nodes.length) {
-      return {
-        type,
-        status: "False",
-        reason: "NoMatchingNodes",
-        message: `no node has the labels ${world.selector}: label nodes (kubectl label node ` +
-          `<node> ${world.selector.replaceAll(",", " ")}) or change spec.selector`,
-      };
-    }
+    if (!world.nodes.length) return noMatchingNodes(world.selector);
     const unschedulable = world.nodes.flatMap((node) => {
       const why = nodeUnschedulable(node);
       return why ? [`node ${nodeName(node)} ${why}`] : [];

@@ -13,7 +13,12 @@ import {
   type Ptemplate,
   type PtemplateStatus,
 } from "../crds/ptemplate.ts";
-import { diagnoseConsumers, imageFailure, imageFailureMessage } from "./consumer_diagnosis.ts";
+import {
+  diagnoseConsumers,
+  imageFailure,
+  imageFailureMessage,
+  noMatchingNodes,
+} from "./consumer_diagnosis.ts";
 
 /** What the aggregator sees of a Ptemplate's world. */
 export interface Observed {
@@ -176,6 +181,8 @@ function consumersCondition(
   }
   const status = ds.status;
   if (!status || (status.observedGeneration ?? 0) < (ds.metadata?.generation ?? 0)) {
+    // No node has its labels: the DaemonSet controller will schedule nothing, as it will say.
+    if (observed.nodes?.length === 0) return noMatchingNodes(selectorText(pt));
     return {
       type,
       status: "False",

@@ -171,3 +171,27 @@ Deno.test("status: a KMM pod that cannot pull its image is named, before waiting
       .reason,
   ).toBe("KernelModuleImageFailed");
 });
+
+Deno.test("status: with no node to match, the status before the DaemonSet controller looks is the one after", () => {
+  const unobserved: DaemonSet = { metadata: { name: "p-consumer", generation: 1 } };
+  const before = {
+    kmmInstalled: true,
+    module: module(),
+    daemonSet: unobserved,
+    pods: [],
+    nodes: [],
+  };
+  const after = { ...before, daemonSet: ds(0, 0) };
+  const at = new Date("2026-01-01T00:00:00Z");
+  const first = statusFor(pt, before, at);
+  expect(first.conditions!.find((c) => c.type === "ConsumersReady")).toMatchObject({
+    status: "False",
+    reason: "NoMatchingNodes",
+    message: expect.stringContaining("role=worker"),
+  });
+  // The DaemonSet controller's word changes nothing: no second write.
+  expect(statusFor({ ...pt, status: first }, after, new Date("2026-01-01T00:01:00Z")))
+    .toEqual(first);
+  // Without a view of the nodes (a namespaced install), it still waits for the controller.
+  expect(condition({ ...before, nodes: undefined }, "ConsumersReady").reason).toBe("RollingOut");
+});

@@ -29,6 +29,7 @@ import { statusFor } from "./ptemplate_status.ts";
 import { PTEMPLATE, type Ptemplate } from "../crds/ptemplate.ts";
 import { consumerDaemonSetName, PTEMPLATE_UID_LABEL } from "./consumer_daemonset.ts";
 import { devicesOf, nodeUnschedulable } from "./consumer_diagnosis.ts";
+import { firstStatusWaitMs } from "./first_status_grace.ts";
 import { PTEMPLATE_ADMISSION_READS, validatePtemplate } from "./ptemplate_admission.ts";
 
 /** Consumer pods only: every pod of a Ptemplate's DaemonSet carries this label, no other does. */
@@ -65,23 +66,6 @@ function nodeFacts(node: Node): string {
 function nodeChanged(change: StoreChange<Node>): boolean {
   return change.type !== "updated" || nodeFacts(change.object) !== nodeFacts(change.old);
 }
-
-/**
- * How long a Ptemplate's first status may wait (after it was made, or after this process started,
- * whichever is later) for its children to appear and their controllers to act on them: writing
- * "pending" first and the real state a moment later would be two writes for one. Long while the
- * DaemonSet controller is seen at work (a busy one, at its own 20 requests a second, takes
- * minutes over thousands of DaemonSets); short when it has not acted on any DaemonSet yet, since it
- * may not be running at all. Longest while a child is still missing and no plugin says why: the
- * plugins that make them are then behind (a large start takes them minutes), and a
- * "pending" written meanwhile is one more write competing with theirs. A Ptemplate that already
- * has a status, or a problem, never waits.
- */
-export const FIRST_STATUS_GRACE_MS = {
-  controllerSeen: 60_000,
-  otherwise: 5_000,
-  childrenMissing: 300_000,
-};
 
 export const statusAggregatorPlugin = definePlugin({
   name: "status-aggregator",
@@ -207,27 +191,25 @@ export const statusAggregatorPlugin = definePlugin({
       ? cache(FAILED_CREATES).list({ namespace }).filter((e) => e.involvedObject.uid === dsUid)
       : [];
     // A new Ptemplate's children are on their way, and their controllers have yet to act: its
-    // first status waits for them (their changes call us), rather than say "pending" and write
-    // again a moment later.
+    // first status waits for them (their changes call us; a visit is due only when a grace ends),
+    // rather than say "pending" and write again a moment later.
     const since = Math.max(
       Date.parse(pt.metadata?.creationTimestamp ?? ""),
       performance.timeOrigin,
     );
-    const waited = Date.now() - since;
-    const unobserved = !daemonSet?.status ||
-      (daemonSet.status.observedGeneration ?? 0) < (daemonSet.metadata?.generation ?? 0);
-    const missing = !daemonSet || (kmmInstalled && !module);
-    if ((missing || unobserved) && !found.length && !pt.status) {
-      // The children's changes call us as they come: a visit is due only when a grace ends. The
-      // short one is checked first, so that the look for the DaemonSet controller at work is made
-      // past it alone; and it looks at the first 100 DaemonSets the cache holds (the ones it has
-      // held longest), rather than at every one (with many Ptemplates, at each visit).
-      const seen = !missing && waited >= FIRST_STATUS_GRACE_MS.otherwise &&
-        cache(DAEMON_SET).list({ limit: 100 }).some((ds) => ds.status?.observedGeneration);
-      const grace =
-        FIRST_STATUS_GRACE_MS[missing ? "childrenMissing" : seen ? "controllerSeen" : "otherwise"];
-      if (waited < grace) return { requeueAfterMs: grace - waited };
-    }
+    const wait = firstStatusWaitMs({
+      waitedMs: Date.now() - since,
+      reported: found.length > 0 || pt.status !== undefined,
+      missing: !daemonSet || (kmmInstalled && !module),
+      unobserved: !daemonSet?.status ||
+        (daemonSet.status.observedGeneration ?? 0) < (daemonSet.metadata?.generation ?? 0),
+      outcomeKnown: nodes?.length === 0,
+      // The first 100 DaemonSets the cache holds (the ones it has held longest), rather than
+      // every one (with many Ptemplates, at each visit).
+      controllerSeen: () =>
+        cache(DAEMON_SET).list({ limit: 100 }).some((ds) => ds.status?.observedGeneration),
+    });
+    if (wait > 0) return { requeueAfterMs: wait };
     const status = statusFor(pt, {
       kmmInstalled,
       module,

@@ -19,6 +19,8 @@ export const PROMETHEUS_VERSION = "v0.316.0";
 export const OPERATOR_FRAMEWORK_API_VERSION = "v0.45.0";
 /** The OpenTelemetry Collector release (contrib and core `v0.x` modules; core `v1.x` ones pair with it). */
 export const OTEL_COLLECTOR_VERSION = "v0.161.0";
+/** What the seed's Go operator pins, and so the bench's controller-runtime peer. */
+export const CONTROLLER_RUNTIME_PEER_VERSION = "v0.15.1";
 
 /** What the control plane runs, and kubectl beside it: what `findBinaries` finds by default. */
 export const CONTROL_PLANE_BINARIES = [
@@ -38,7 +40,8 @@ export type BinaryName =
   | "promlint"
   | "promtool"
   | "olm-validate"
-  | "otelcol";
+  | "otelcol"
+  | "controller-runtime-peer";
 
 /** Paths of every binary the control plane may start. */
 export type Binaries = Record<ControlPlaneBinary, string>;
@@ -135,6 +138,15 @@ export const TOOLCHAINS: readonly Toolchain[] = [
     packages: { otelcol: "." },
     ldflags: "-s -w",
     sources: ["main.go"],
+  },
+  {
+    // Not part of the control plane: a Ptemplate operator on controller-runtime, the peer that
+    // bench:scale measures ours against (bench/README.md).
+    module: "controller_runtime_peer",
+    version: CONTROLLER_RUNTIME_PEER_VERSION,
+    packages: { "controller-runtime-peer": "." },
+    ldflags: "-s -w",
+    sources: ["api_types.go", "controller.go", "deepcopy.go", "main.go"],
   },
 ];
 

@@ -1,5 +1,6 @@
 import { expect } from "expect";
 import {
+  CONTROLLER_RUNTIME_PEER_VERSION,
   ETCD_VERSION,
   KUBERNETES_VERSION,
   KWOK_VERSION,
@@ -36,6 +37,9 @@ Deno.test("the Go toolchain modules pin the versions the harness reports", () =>
     new Set([OTEL_COLLECTOR_VERSION]),
   );
   expect(new Set(collector.filter((v) => v.startsWith("v1."))).size).toBe(1);
+  expect(goMod("controller_runtime_peer")).toMatch(
+    new RegExp(`sigs\\.k8s\\.io/controller-runtime ${CONTROLLER_RUNTIME_PEER_VERSION}\\b`),
+  );
   // Every staging module must point at the matching published version, or the build mixes them.
   const staging = KUBERNETES_VERSION.replace(/^v1\./, "v0.");
   const replaces = [...goMod("kube").matchAll(/^\s+(k8s\.io\/\S+) => \S+ (\S+)$/gm)];

@@ -185,10 +185,16 @@ await integrationTest("runtime: a plugin against the real API server", {
         expect(reasons).toContain("ReconcileError");
         return list.items as {
           reason?: string;
+          message?: string;
           count?: number;
           involvedObject?: { name?: string };
         }[];
       });
+      // A child made again after someone deleted it is news; the first making of what a new
+      // ConfigSet asked for is not (its status says so), nor one Event per child on a cold start.
+      const created = events.filter((e) => e.reason === "Created").map((e) => e.message);
+      expect(created.join("\n")).toContain("s1-b");
+      expect(created.join("\n")).not.toContain("s1-a");
       // The broken plugin failed many times, yet its failures were aggregated into few Events.
       const failures = events.filter((e) => e.reason === "ReconcileError");
       expect(failures.length).toBeLessThanOrEqual(2);

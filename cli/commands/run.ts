@@ -24,7 +24,7 @@ import { METRICS_ADDRESS, RUN, RUN_ENVIRONMENT } from "../flag_table.ts";
 import { type FlagValuesOf, UsageError } from "../flags.ts";
 import { type CatalogEntry, conversionCrdNames, crdsOf } from "../plugin_catalog.ts";
 import { isolatedRunners } from "../plugin_isolation.ts";
-import { metricsRoles } from "../rbac_manifests.ts";
+import { metricsRoles } from "../metrics_roles.ts";
 import { checkRunFlags } from "../run_checks.ts";
 import { acrossNamespaces } from "../watch_scope.ts";
 import { webhookNames } from "../webhook_manifests.ts";

@@ -1,9 +1,9 @@
 /**
  * docs/reference/flags.md from the flag table (cli/flag_table.ts) through the commands that use
- * it (cli/commands/): every command, every flag with its value, default, rule and help, and the
+ * it (cli/operator.ts loads each): every command, every flag with its value, default, rule and help, and the
  * environment `run` reads. Nothing here names a flag: a flag added to the table is on the page.
  */
-import * as commands from "../../cli/commands/mod.ts";
+import { loadAllCommands } from "../../cli/operator.ts";
 import type { Command } from "../../cli/command.ts";
 import { RUN_ENVIRONMENT } from "../../cli/flag_table.ts";
 import type { EnvSpecs } from "../../cli/environment.ts";
@@ -11,20 +11,9 @@ import type { FlagSpec } from "../../cli/flags.ts";
 import { type OperatorIdentity, PTEMPLATE_OPERATOR } from "../../runtime/mod.ts";
 import { code, generatedHeader, prose, table } from "./markdown.ts";
 
-/** Every command the command line has, by name (`runCommand` is `run`), `run` first. */
-export function commandsByName(): [string, Command][] {
-  const found = Object.entries(commands as Record<string, unknown>)
-    .filter(([key, value]) => key.endsWith("Command") && isCommand(value))
-    .map(([key, value]) =>
-      [key.slice(0, -"Command".length), value as Command] as [string, Command]
-    );
-  return found.sort(([a], [b]) => a === "run" ? -1 : b === "run" ? 1 : a.localeCompare(b));
-}
-
-function isCommand(value: unknown): boolean {
-  const command = value as Partial<Command> | undefined;
-  return typeof command?.summary === "string" && typeof command.run === "function" &&
-    typeof command.flags === "object";
+/** Every command the command line has, by name, `run` first (as help lists them). */
+export async function commandsByName(): Promise<[string, Command][]> {
+  return (await loadAllCommands()) as [string, Command][];
 }
 
 /** What a flag's default is, in words (the operator's own names where it depends on them). */
@@ -61,8 +50,10 @@ function sentence(text: string): string {
 }
 
 /** The page. */
-export function flagsPage(operator: OperatorIdentity = PTEMPLATE_OPERATOR): string {
-  const sections = commandsByName().map(([name, command]) => {
+export async function flagsPage(
+  operator: OperatorIdentity = PTEMPLATE_OPERATOR,
+): Promise<string> {
+  const sections = (await commandsByName()).map(([name, command]) => {
     const usage = `${operator.name} ${name}${command.args ? ` ${command.args}` : ""}` +
       (Object.keys(command.flags).length ? " [flags]" : "");
     const items = Object.entries(command.flags).map(([flag, spec]) =>

@@ -87,7 +87,7 @@ Deno.test("the flags page covers every command the binary dispatches", async () 
   const help = printed.join("\n");
   const dispatched = [...help.split("\nCommands:\n")[1].split("\n\n")[0].matchAll(/^ {2}(\S+)/gm)]
     .map((m) => m[1]);
-  expect(commandsByName().map(([name]) => name).sort()).toEqual(dispatched.sort());
+  expect((await commandsByName()).map(([name]) => name).sort()).toEqual(dispatched.sort());
 });
 
 Deno.test("tables line up, and no cell ends a row early", () => {

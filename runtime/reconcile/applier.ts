@@ -311,11 +311,15 @@ export class Applier {
         kind: resource.kind,
         child: name,
       });
-      this.#deps.events.record(parent, {
-        type: "Normal",
-        reason: verb,
-        message: `${verb} ${label}${detail}`,
-      });
+      // What a parent never reported on asked for is no news: its status will say so. A child
+      // made again (someone deleted it), put back, replaced or adopted is, and gets an Event.
+      if (verb !== "Created" || (parent as { status?: unknown }).status !== undefined) {
+        this.#deps.events.record(parent, {
+          type: "Normal",
+          reason: verb,
+          message: `${verb} ${label}${detail}`,
+        });
+      }
     }
     await this.#prune(parent, wanted, signal, log);
     return result;

@@ -12,21 +12,17 @@
  */
 import { expect } from "expect";
 import { parseAllDocuments } from "yaml";
-import { CLUSTER_ROLE, CONFIG_MAP, DEPLOYMENT, LEASE, NAMESPACE } from "../kube/kinds.ts";
+import { CLUSTER_ROLE, CONFIG_MAP, LEASE, NAMESPACE } from "../kube/kinds.ts";
 import type { KubeObject, Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
 import { WRITE_VERBS } from "../testing/audit_log.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
 import { eventually } from "../testing/eventually.ts";
 import { binariesTest } from "../testing/integration_test_case.ts";
-import {
-  documented,
-  runDocumented,
-  type Running,
-  startCommand,
-} from "./fixtures/documented_commands.ts";
+import { documented, runDocumented, type Running } from "./fixtures/documented_commands.ts";
 import { freshClone } from "./fixtures/fresh_clone.ts";
 import { kubectlOk } from "./fixtures/kubectl.ts";
+import { runAsItsPod, startOwnOperator } from "./fixtures/own_operator_process.ts";
 import { denoIn as deno } from "./fixtures/deno_in.ts";
 
 /** An operator made by the scaffold, and where it is. */
@@ -246,19 +242,6 @@ await binariesTest(
       const adminKubeconfig = plane.adminKubeconfigPath;
       await admin.create(NAMESPACE, { metadata: { name: "shared" } });
 
-      /** The operator's run, as its pod or its ServiceAccount, on ports of the test's choosing. */
-      const run = (op: Own, args: string[], kubeconfig: string, env: Record<string, string> = {}) =>
-        startCommand([
-          "deno",
-          "task",
-          "start",
-          ...args.filter((arg) => !/bind-address|log-format/.test(arg)),
-          `--kubeconfig=${kubeconfig}`,
-          "--metrics-bind-address=0",
-          "--health-probe-bind-address=0",
-          "--webhook-bind-address=0",
-          "--log-format=json",
-        ], { cwd: op.folder, env });
       const asUser = { cwd: a.folder, checkout: clone, kubectl: binaries.kubectl };
       const userEnv = { env: { KUBECONFIG: adminKubeconfig } };
 
@@ -275,13 +258,11 @@ await binariesTest(
           }
           // There is no kubelet: the test runs the Deployment's container, as one of its pods
           // (its token names the pod, and so does POD_NAME: the leader fence judges its writes).
-          const deployment = await admin.get(DEPLOYMENT, a.name, { namespace: a.namespace });
+          const { running: itsPod, deployment, pod } = await runAsItsPod(plane!, a);
+          running.push(itsPod);
           const container = deployment.spec!.template.spec!.containers[0];
           expect(container.image).toBe(`${a.name}:v0.1.0`);
           expect(deployment.spec!.template.spec!.serviceAccountName).toBe(a.name);
-          const pod = `${a.name}-5d4c8b7f9-x2k7q`;
-          const identity = await plane!.serviceAccountIdentity(a.namespace, a.name, { pod });
-          running.push(run(a, container.args!, identity.kubeconfigPath, { POD_NAME: pod }));
           const applied = await runDocumented(APPLY_EXAMPLES, { ...asUser, ...userEnv });
           expect(applied).toMatchObject({ code: 0 });
           expect(applied.stdout).toContain("backup.backup.example.com/sample created");
@@ -312,8 +293,8 @@ await binariesTest(
             cwd: b.folder,
           });
           running.push(
-            run(
-              b,
+            startOwnOperator(
+              b.folder,
               ["--leader-elect", `--leader-election-namespace=${b.namespace}`],
               identity.kubeconfigPath,
             ),

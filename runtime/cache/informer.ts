@@ -20,10 +20,7 @@
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
-import { ApiError, isApiError } from "../../kube/errors.ts";
-import { NetworkError } from "../../kube/network_error.ts";
-import { missingRule } from "../../kube/preflight.ts";
-import { StartupError } from "../../util/startup_error.ts";
+import { ApiError } from "../../kube/errors.ts";
 import { apiVersionOf, type Resource } from "../../kube/resource.ts";
 import type { WatchEvent } from "../../kube/watch.ts";
 import { monotonicMs } from "../../util/clock.ts";
@@ -31,10 +28,13 @@ import { ReconnectBackoff } from "../../util/backoff.ts";
 import { sleep } from "../../util/sleep.ts";
 import { causeOf, WarningThrottle } from "../observe/mod.ts";
 import { type Behind, CacheFreshness } from "./cache_freshness.ts";
+import { ChangeFanout } from "./change_fanout.ts";
 import type { ChangeHandler, InformerOptions } from "./informer_options.ts";
 import { metadataOnly } from "./projection.ts";
+import { SilenceWatchdog } from "./silence_watchdog.ts";
 import { slim } from "./slim.ts";
-import { Store, type StoreChange } from "./store.ts";
+import { Store } from "./store.ts";
+import { judgeFailure } from "./watch_failure.ts";
 
 /**
  * How one watch connection ended (410 Gone and failures are thrown instead): the server closed
@@ -59,7 +59,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly #client: KubeClient;
   readonly #options: InformerOptions;
   readonly #warnings: WarningThrottle;
-  readonly #handlers = new Set<ChangeHandler<T>>();
+  readonly #changes: ChangeFanout<T>;
   readonly #servedHandlers = new Set<(served: boolean) => void>();
   readonly #synced = Promise.withResolvers<void>();
   #hasSynced = false;
@@ -91,6 +91,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.namespace = resource.namespaced ? options.namespace : undefined;
     this.#options = options;
     this.#warnings = options.warnings ?? new WarningThrottle(options.log);
+    this.#changes = new ChangeFanout(options.log);
     if (options.skipped) this.#installed = false;
     // An idle part is rightly empty: fresh.
     this.#freshness = new CacheFreshness(options.part?.idle ? undefined : "not listed yet");
@@ -169,8 +170,7 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /** Subscribes to changes; returns the unsubscribe function. New subscribers do not get a replay. */
   onChange(handler: ChangeHandler<T>): () => void {
-    this.#handlers.add(handler);
-    return () => this.#handlers.delete(handler);
+    return this.#changes.add(handler);
   }
 
   /**
@@ -192,11 +192,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (!this.#keeps(object)) {
       // Not (or no longer) this part's: the copy this part may hold is out of date.
       const change = this.store.remove(object);
-      if (change) this.#emit([change]);
+      if (change) this.#changes.emit([change]);
       return;
     }
     const change = this.store.upsertIfNewer(this.#keep(object));
-    if (change) this.#emit([change]);
+    if (change) this.#changes.emit([change]);
   }
 
   /** What the cache keeps of an object that arrived (ours alone: just parsed, or just answered). */
@@ -246,7 +246,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    */
   clear(): void {
     this.#resourceVersion = "";
-    this.#emit(this.store.replace([]));
+    this.#changes.emit(this.store.replace([]));
     this.#freshness.catchUp();
   }
 
@@ -297,65 +297,50 @@ export class Informer<T extends KubeObject = KubeObject> {
         continue;
       } catch (error) {
         if (signal.aborted) break;
-        const message = error instanceof Error ? error.message : String(error);
-        if (isApiError(error, 403) && needList && !this.#hasSynced && !this.#options.optional) {
-          // Not allowed to read a kind the plugins need: nothing can work, so say what to grant.
-          const { group, plural } = this.resource;
-          this.#synced.reject(
-            new StartupError(
-              `${error.message}; ${missingRule(group, plural, ["list", "watch"], this.namespace)}`,
-            ),
-          );
+        const verdict = judgeFailure(error, {
+          listing: needList,
+          synced: this.#hasSynced,
+          optional: this.#options.optional,
+          resource: this.resource,
+          namespace: this.namespace,
+        });
+        if (verdict.next === "give up") {
+          this.#synced.reject(verdict.error);
           return;
         }
         // Whatever happened, changes may have gone by unseen: list before trusting the cache.
-        const listFailed = needList;
         needList = true;
-        const gone = isApiError(error, 404) || (isApiError(error, 403) && this.#options.optional);
-        if (gone && !listFailed) {
-          // A watch refused so: the kind itself may be gone (its CRD deleted). A list says.
-          this.#freshness.fallBehind(`its watch failed: ${message}`);
-          await this.#pause(backoff.next(monotonicMs() - started), signal, false);
-          continue;
-        }
-        if (gone) {
-          const forbidden = isApiError(error, 403);
+        if (verdict.next === "missing") {
           if (this.#installed) {
-            log.warn(
-              forbidden
-                ? "not allowed to list {kind} (403), which is optional: what it is read for is " +
-                  "off; grant list and watch on {plural} to turn it on. Looking again every " +
-                  "{seconds} s"
-                : "{kind} is not served by the API server (is its CRD installed?); looking " +
-                  "again every {seconds} s",
-              { plural: this.resource.plural, seconds: missingRetryMs / 1000 },
-            );
+            log.warn(verdict.warning, {
+              plural: this.resource.plural,
+              seconds: missingRetryMs / 1000,
+            });
           }
-          this.#absence = forbidden ? "not allowed" : "not served";
+          this.#absence = verdict.absence;
           this.#goMissing();
           await this.#pause(missingRetryMs, signal, false);
           continue;
         }
-        this.#freshness.fallBehind(`${listFailed ? "listing" : "its watch"} failed: ${message}`);
-        if (isApiError(error, 410)) {
+        this.#freshness.fallBehind(verdict.behind);
+        if (verdict.next === "look") {
+          await this.#pause(backoff.next(monotonicMs() - started), signal, false);
+        } else if (verdict.next === "relist" && verdict.why === "expired") {
           log.info("resourceVersion {rv} expired (410 Gone); relisting", {
             rv: this.#resourceVersion,
           });
-          continue;
-        }
-        if (error instanceof NetworkError && error.failure === "replaced") {
-          // We replaced the connection (the transport said why): list again at once on the new
-          // one. A reset by the peer or the path is a failure like any other, with its backoff.
+        } else if (verdict.next === "relist") {
           log.debug("watch ended with its connection; listing again", {});
-          continue;
+        } else {
+          const delay = backoff.next(monotonicMs() - started);
+          const message = error instanceof Error ? error.message : String(error);
+          this.#warnings.warn(
+            causeOf(error),
+            "watch of {kind} failed: {error}; retrying in {delay} ms",
+            { kind: this.resource.kind, error: message, delay: Math.round(delay) },
+          );
+          await this.#pause(delay, signal, verdict.network);
         }
-        const delay = backoff.next(monotonicMs() - started);
-        this.#warnings.warn(
-          causeOf(error),
-          "watch of {kind} failed: {error}; retrying in {delay} ms",
-          { kind: this.resource.kind, error: message, delay: Math.round(delay) },
-        );
-        await this.#pause(delay, signal, error instanceof NetworkError);
       }
     }
   }
@@ -379,7 +364,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const wasServed = this.#installed;
     this.#installed = false;
     this.#resourceVersion = "";
-    this.#emit(this.store.replace([]));
+    this.#changes.emit(this.store.replace([]));
     // An absent kind is an empty cache, not a reason to hold everything else back.
     this.#markSynced();
     this.#freshness.catchUp();
@@ -408,7 +393,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const apiVersion = apiVersionOf(this.resource);
     // List items omit apiVersion and kind (or say PartialObjectMetadata): put them back.
     const kept = items.map((item) => this.#keep(Object.assign(item, { apiVersion, kind })));
-    this.#emit(this.store.replace(kept));
+    this.#changes.emit(this.store.replace(kept));
     this.#markSynced();
     // Asked to look again while this list was under way (say, for other shards): it is not the
     // answer to that, so the cache stays behind until the next one.
@@ -446,12 +431,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     const rewatch = new AbortController();
     rewatch.signal.addEventListener("abort", stop, { once: true });
     this.#rewatch = rewatch;
-    let silent = false;
     let events = 0;
-    let watchdog = setTimeout(() => {
-      silent = true;
-      watchAbort.abort();
-    }, silence);
+    const watchdog = new SilenceWatchdog(silence, () => watchAbort.abort());
     try {
       for await (
         const event of this.#client.watch(this.resource, {
@@ -463,11 +444,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }) as unknown as AsyncGenerator<WatchEvent<T>>
       ) {
         events++;
-        clearTimeout(watchdog);
-        watchdog = setTimeout(() => {
-          silent = true;
-          watchAbort.abort();
-        }, silence);
+        watchdog.heard();
         const rv = event.object.metadata?.resourceVersion;
         if (event.type === "BOOKMARK") {
           if (rv) this.#resourceVersion = rv;
@@ -488,19 +465,19 @@ export class Informer<T extends KubeObject = KubeObject> {
           ? undefined
           : this.store.upsert(this.#keep(event.object));
         if (rv) this.#resourceVersion = rv;
-        if (change) this.#emit([change]);
+        if (change) this.#changes.emit([change]);
       }
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      if (!signal.aborted && !silent && !rewatch.signal.aborted) throw error;
+      if (!signal.aborted && !watchdog.silent && !rewatch.signal.aborted) throw error;
     } finally {
-      clearTimeout(watchdog);
+      watchdog.stop();
       signal.removeEventListener("abort", stop);
       if (this.#rewatch === rewatch) this.#rewatch = undefined;
     }
     if (signal.aborted) return { end: "stopped", events };
     if (rewatch.signal.aborted) return { end: "recheck", events };
-    if (silent) {
+    if (watchdog.silent) {
       this.#options.log.info("watch of {kind} silent for {seconds} s; listing again", {
         kind: this.resource.kind,
         seconds: silence / 1000,
@@ -508,17 +485,5 @@ export class Informer<T extends KubeObject = KubeObject> {
       return { end: "silent", events };
     }
     return { end: "rewatch", events };
-  }
-
-  #emit(changes: StoreChange<T>[]): void {
-    for (const change of changes) {
-      for (const handler of this.#handlers) {
-        try {
-          handler(change);
-        } catch (error) {
-          this.#options.log.error("change handler failed: {error}", { error });
-        }
-      }
-    }
   }
 }

@@ -60,6 +60,12 @@ export interface EstablishedNames {
   /** The domain of the runtime's labels, annotations and default finalizers, instead of the derived. */
   objectDomain?: string;
   /**
+   * The domain of default finalizers, when earlier versions gave them another than `objectDomain`:
+   * an object finalized by this version must hold a finalizer an earlier one recognises as its
+   * own, or after a rollback to it the object could never be deleted.
+   */
+  finalizerDomain?: string;
+  /**
    * Domains an earlier version gave default finalizers (`<domain>/<plugin>`): an object that holds
    * one is the plugin's, and loses it with the current one.
    */
@@ -86,8 +92,10 @@ export interface OperatorIdentity {
   readonly namespace: string;
   /** `<name>/<version>`: the `User-Agent` of its requests (the audit log's `userAgent`). */
   readonly userAgent: string;
-  /** `<name>.<domain>`: where its labels, annotations and default finalizers live. */
+  /** `<name>.<domain>`: where its labels and annotations live (and its default finalizers). */
   readonly objectDomain: string;
+  /** Where its default finalizers live: `objectDomain`, unless established otherwise. */
+  readonly finalizerDomain: string;
   /** The label on every child it applies, valued with the plugin's name (pruning reads it). */
   readonly pluginLabel: string;
   /** The annotation with the hash of what was last applied to a child. */
@@ -154,7 +162,9 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
   }
   const own = `${name}.${domain}`;
   const objectDomain = init.established?.objectDomain ?? own;
-  for (const d of [own, objectDomain, ...init.established?.legacyFinalizerDomains ?? []]) {
+  const finalizerDomain = init.established?.finalizerDomain ?? objectDomain;
+  const legacy = init.established?.legacyFinalizerDomains ?? [];
+  for (const d of [own, objectDomain, finalizerDomain, ...legacy]) {
     if (!isSubdomain(d)) {
       throw new TypeError(
         `"${d}" must be a DNS subdomain of at most 253 characters (it prefixes labels and ` +
@@ -172,9 +182,10 @@ export function defineOperator(init: OperatorIdentityInit): OperatorIdentity {
     namespace: `${name}-system`,
     userAgent: `${name}/${version}`,
     objectDomain,
+    finalizerDomain,
     pluginLabel: `${objectDomain}/plugin`,
     hashAnnotation: `${objectDomain}/desired-hash`,
-    legacyFinalizerDomains: Object.freeze([...init.established?.legacyFinalizerDomains ?? []]),
+    legacyFinalizerDomains: Object.freeze([...legacy]),
     bareFieldManagers: init.established?.bareFieldManagers ?? false,
     // Not itself: what it names its own objects is never a former identity's.
     formerIdentities: Object.freeze(
@@ -219,7 +230,7 @@ export function formerTracesOf(
   };
 }
 
-/** The finalizer a plugin puts on its objects unless it names its own: `<object domain>/<plugin>`. */
+/** The finalizer a plugin puts on its objects unless it names its own: `<finalizer domain>/<plugin>`. */
 export function defaultFinalizerOf(operator: OperatorIdentity, plugin: string): string {
-  return `${operator.objectDomain}/${plugin}`;
+  return `${operator.finalizerDomain}/${plugin}`;
 }

@@ -14,14 +14,16 @@ Deno.test("our identity keeps every name clusters already hold", () => {
     namespace: "ptemplate-operator-system",
     userAgent: `ptemplate-operator/${ours.version}`,
     objectDomain: "operator.ptemplate.dev",
+    finalizerDomain: "operator.pt.example.com",
     pluginLabel: "operator.ptemplate.dev/plugin",
     hashAnnotation: "operator.ptemplate.dev/desired-hash",
-    legacyFinalizerDomains: ["operator.pt.example.com"],
+    legacyFinalizerDomains: ["operator.ptemplate.dev"],
     bareFieldManagers: true,
     formerIdentities: [],
   });
   expect(fieldManagerOf(ours, "kmm-module")).toBe("kmm-module");
-  expect(defaultFinalizerOf(ours, "guestbook")).toBe("operator.ptemplate.dev/guestbook");
+  // 0.2's name: after a rollback, 0.2 finalizes (and so frees) what this version finalized.
+  expect(defaultFinalizerOf(ours, "guestbook")).toBe("operator.pt.example.com/guestbook");
 });
 
 Deno.test("a new operator's names are all its own, under <name>.<domain>", () => {
@@ -41,6 +43,7 @@ Deno.test("a new operator's names are all its own, under <name>.<domain>", () =>
     userAgent: "backup-operator/1.2.3",
     pluginLabel: "backup-operator.example.com/plugin",
     hashAnnotation: "backup-operator.example.com/desired-hash",
+    finalizerDomain: "backup-operator.example.com",
     legacyFinalizerDomains: [],
     description: "a Kubernetes operator",
     image: "backup-operator",
@@ -51,6 +54,25 @@ Deno.test("a new operator's names are all its own, under <name>.<domain>", () =>
   expect(defaultFinalizerOf(other, "backup")).not.toBe(defaultFinalizerOf(backup, "backup"));
   expect(other.pluginLabel).not.toBe(backup.pluginLabel);
   expect(Object.isFrozen(backup)).toBe(true);
+});
+
+Deno.test("an established operator keeps its earlier finalizers' domain apart from its labels'", () => {
+  const established = defineOperator({
+    name: "backup-operator",
+    domain: "example.com",
+    version: "2.0.0",
+    established: { objectDomain: "labels.example.com", finalizerDomain: "backup.example.com" },
+  });
+  expect(established.pluginLabel).toBe("labels.example.com/plugin");
+  expect(defaultFinalizerOf(established, "backup")).toBe("backup.example.com/backup");
+  expect(() =>
+    defineOperator({
+      name: "backup-operator",
+      domain: "example.com",
+      version: "2.0.0",
+      established: { finalizerDomain: "Not_A_Domain" },
+    })
+  ).toThrow(/"Not_A_Domain" must be a DNS subdomain/);
 });
 
 Deno.test("a name, domain or version that would make invalid objects is refused, naming it", () => {

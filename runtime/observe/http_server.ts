@@ -2,14 +2,15 @@
  * Every server of ours (metrics, probes, webhooks): routes on Deno.serve, behind the TCP front
  * that bounds connections (`http_front.ts`), with what one request may cost bounded too: requests
  * in flight, a body's size (refused by its declared length before a byte is read, or as it
- * arrives when it declares none), the bytes of all bodies held at once, and unknown paths and
- * methods answered 404 and 405 with the warnings about them throttled. Over HTTPS, the serving
- * certificate is asked for again every few seconds and a new one is taken without a pause: a new
- * TLS backend gets the new connections while the old one finishes what it has (Deno can neither
- * swap a listener's certificate nor bind a port twice without unstable flags).
+ * arrives when it declares none), the bytes of all bodies held at once (`request_body.ts`), and
+ * unknown paths and methods answered 404 and 405 with the warnings about them throttled. Over
+ * HTTPS, the serving certificate is asked for again every few seconds and a new one is taken
+ * without a pause: a new TLS backend gets the new connections while the old one finishes what it
+ * has (Deno can neither swap a listener's certificate nor bind a port twice without unstable
+ * flags).
  */
-import { ownedChunkReader } from "../../util/owned_chunks.ts";
 import type { Logger } from "./logging.ts";
+import { HttpError } from "./http_error.ts";
 import {
   type BindAddress,
   type ConnectionLimits,
@@ -20,6 +21,7 @@ import { CertificatePending, explainTlsError } from "./serving_certificate.ts";
 import { WarningThrottle } from "./warning_throttle.ts";
 import { certificateExpiryGauge, certificateNotAfter } from "./certificate_expiry.ts";
 import type { Gauge, Registry } from "./metrics.ts";
+import { BodyBudget, CLOSE, declaresBody, readBody } from "./request_body.ts";
 
 /** A serving certificate and key, PEM. */
 export interface ServingCertificate {
@@ -57,19 +59,6 @@ export const DEFAULT_REQUEST_LIMITS: RequestLimits = {
   maxBodyBytes: 0,
   maxBufferedBytes: 0,
 };
-
-/** A refusal in our words, with its HTTP status. */
-export class HttpError extends Error {
-  /** Always `HttpError`. */
-  override readonly name = "HttpError";
-  /**
-   * `headers` go with the answer (`Retry-After` with a 503, `Connection: close` after a broken
-   * body).
-   */
-  constructor(readonly status: number, message: string, readonly headers?: HeadersInit) {
-    super(message);
-  }
-}
 
 /** What a route's handler gets besides the request. */
 export interface RequestContext {
@@ -147,7 +136,8 @@ export class HttpServer {
   #refreshing?: Promise<void>;
   #stopped = false;
   #inFlight = 0;
-  #buffered = 0;
+  /** The bytes of bodies held at once by all requests. */
+  readonly #bodies: BodyBudget;
   /** Certificates taken after the first. */
   rotations = 0;
   /** Requests answered, by status; what tests and status pages look at. */
@@ -161,6 +151,7 @@ export class HttpServer {
       ...DEFAULT_REQUEST_LIMITS,
       ...options.limits,
     };
+    this.#bodies = new BodyBudget(this.#limits.maxBufferedBytes);
     this.#warnings = new WarningThrottle(options.log);
     if (options.registry && options.tls) this.#expiry = certificateExpiryGauge(options.registry);
     this.#front = new HttpFront({
@@ -385,9 +376,11 @@ export class HttpServer {
       caller,
       path,
       body: async () => {
-        const bytes = await this.#read(request, deadline, (n) => {
-          held += n;
-          this.#buffered += n;
+        const bytes = await readBody(request, {
+          maxBytes: this.#limits.maxBodyBytes,
+          deadline,
+          budget: this.#bodies,
+          taken: (n) => held += n,
         });
         body.ended = true;
         return bytes;
@@ -407,61 +400,8 @@ export class HttpServer {
       return text(500, "internal error; the operator's log says more\n");
     } finally {
       this.#inFlight--;
-      this.#buffered -= held;
+      this.#bodies.give(held);
     }
-  }
-
-  /** Reads a body chunk by chunk as it arrives, within the limits and the deadline. */
-  async #read(
-    request: Request,
-    deadline: number,
-    hold: (bytes: number) => void,
-  ): Promise<Uint8Array<ArrayBuffer>> {
-    const max = this.#limits.maxBodyBytes;
-    if (!request.body) return new Uint8Array(0);
-    // Each chunk held owns its bytes, so what the limits count is what the bodies hold.
-    const reader = ownedChunkReader(request.body);
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new HttpError(408, "the body did not arrive in time", CLOSE)),
-        Math.max(0, deadline - performance.now()),
-      );
-    });
-    timedOut.catch(() => {});
-    try {
-      for (;;) {
-        const { done, value } = await Promise.race([reader.read(), timedOut]);
-        if (done) break;
-        size += value.length;
-        if (size > max) throw new HttpError(413, `a body of at most ${max} bytes`, CLOSE);
-        if (this.#buffered + value.length > this.#limits.maxBufferedBytes) {
-          throw new HttpError(503, "too many bodies at once; try again", {
-            ...CLOSE,
-            "retry-after": "1",
-          });
-        }
-        hold(value.length);
-        chunks.push(value);
-      }
-    } catch (error) {
-      reader.cancel().catch(() => {});
-      if (error instanceof HttpError) throw error;
-      // The connection broke, or the body is not valid HTTP (a bad chunk, say).
-      throw new HttpError(400, "the body could not be read (not valid HTTP, or cut off)", CLOSE);
-    } finally {
-      clearTimeout(timer);
-    }
-    if (chunks.length === 1) return chunks[0] as Uint8Array<ArrayBuffer>;
-    const body = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      body.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return body;
   }
 }
 
@@ -470,19 +410,10 @@ function same(a: ServingCertificate, b: ServingCertificate | undefined): boolean
   return b !== undefined && a.cert === b.cert && a.key === b.key;
 }
 
-/** Ends the connection after the answer (the front closes it; HTTP/2 drops the header). */
-const CLOSE = { connection: "close" };
-
 /** Whether a request's body was read to its end, and whether it was turned away as "busy". */
 interface BodyState {
   ended: boolean;
   busy: boolean;
-}
-
-/** Whether the caller says a body follows (Deno gives a GET's body as null, declared or not). */
-function declaresBody(request: Request): boolean {
-  const length = request.headers.get("content-length");
-  return request.headers.has("transfer-encoding") || (length !== null && length !== "0");
 }
 
 /** `response` with `Connection: close`. */

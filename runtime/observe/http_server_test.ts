@@ -1,8 +1,8 @@
 import { expect } from "expect";
 import { createServingPki } from "../../testing/control_plane_pki.ts";
 import { eventually } from "../../testing/eventually.ts";
+import { HttpError } from "./http_error.ts";
 import {
-  HttpError,
   HttpServer,
   type HttpServerOptions,
   type RequestContext,

@@ -8,6 +8,7 @@ export * from "./client_metrics.ts";
 export * from "./connection_checks.ts";
 export * from "./event_correlator.ts";
 export * from "./events.ts";
+export * from "./http_error.ts";
 export * from "./http_front.ts";
 export * from "./http_server.ts";
 export * from "./logging.ts";

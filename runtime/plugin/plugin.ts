@@ -200,9 +200,9 @@ export interface PluginSpec<T extends KubeObject = KubeObject, N extends boolean
    */
   finalize?(object: Stored<T, N>, context: ReconcileContext): void | Promise<void>;
   /**
-   * The finalizer's name; default `<the operator's object domain>/<plugin name>`
-   * (OperatorIdentity.objectDomain: ours is `operator.ptemplate.dev/<plugin name>`, and objects
-   * holding 0.2's `operator.pt.example.com/<plugin name>` are finalized as well).
+   * The finalizer's name; default `<the operator's finalizer domain>/<plugin name>`
+   * (OperatorIdentity.finalizerDomain: ours is 0.2's `operator.pt.example.com/<plugin name>`, and
+   * objects holding `operator.ptemplate.dev/<plugin name>` are finalized as well).
    */
   finalizer?: string;
   /**

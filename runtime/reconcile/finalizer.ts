@@ -14,7 +14,7 @@ export type Finalizing = { name: string; finalizer?: string };
 
 /**
  * The finalizer a plugin puts on its objects (a qualified name, as the API server prefers): its
- * own, or `<the operator's object domain>/<plugin name>`.
+ * own, or `<the operator's finalizer domain>/<plugin name>`.
  */
 export function finalizerOf(plugin: Finalizing, operator: OperatorIdentity): string {
   return plugin.finalizer ?? defaultFinalizerOf(operator, plugin.name);

@@ -12,7 +12,7 @@ const reconcile = () => {};
 
 Deno.test("a plugin's finalizer is qualified by default, and checked when given", () => {
   expect(finalizerOf(definePlugin({ name: "cleaner", for: FOR, reconcile, finalize() {} }), OURS))
-    .toBe("operator.ptemplate.dev/cleaner");
+    .toBe("operator.pt.example.com/cleaner");
   expect(finalizerOf({ name: "cleaner" }, BACKUP)).toBe("backup-operator.example.com/cleaner");
   expect(finalizerOf({ name: "cleaner", finalizer: "x.example.com/mine" }, BACKUP)).toBe(
     "x.example.com/mine",
@@ -23,7 +23,7 @@ Deno.test("a plugin's finalizer is qualified by default, and checked when given"
     .toThrow(/without a finalize function/);
 });
 
-Deno.test("hasFinalizer reads metadata.finalizers, 0.2's default name included", () => {
+Deno.test("hasFinalizer reads metadata.finalizers, the earlier default name included", () => {
   const own = { name: "p", finalizer: "c.example.com/d" };
   expect(hasFinalizer({ metadata: { finalizers: ["a/b", "c.example.com/d"] } }, own, OURS)).toBe(
     true,
@@ -35,8 +35,11 @@ Deno.test("hasFinalizer reads metadata.finalizers, 0.2's default name included",
     // Another operator's plugin of the same name: neither name is its.
     expect(hasFinalizer({ metadata: { finalizers: [finalizer] } }, byDefault, BACKUP)).toBe(false);
   }
-  // A plugin that names its own finalizer never had the old default.
+  // A plugin that names its own finalizer never had a default.
   expect(hasFinalizer({ metadata: { finalizers: ["operator.pt.example.com/p"] } }, own, OURS)).toBe(
+    false,
+  );
+  expect(hasFinalizer({ metadata: { finalizers: ["operator.ptemplate.dev/p"] } }, own, OURS)).toBe(
     false,
   );
 });
@@ -49,7 +52,7 @@ Deno.test("setFinalizer adds the current name, and removes the old one with it",
       name: "x",
       namespace: "ns",
       resourceVersion: "7",
-      finalizers: ["someone.else/keep", "operator.pt.example.com/cleaner"],
+      finalizers: ["someone.else/keep", "operator.ptemplate.dev/cleaner"],
     },
   };
   await setFinalizer(client, FOR, object, { name: "cleaner" }, OURS, { present: false });
@@ -58,6 +61,6 @@ Deno.test("setFinalizer adds the current name, and removes the old one with it",
   });
   expect(patches).toEqual([
     { metadata: { resourceVersion: "7", finalizers: ["someone.else/keep"] } },
-    { metadata: { resourceVersion: undefined, finalizers: ["operator.ptemplate.dev/cleaner"] } },
+    { metadata: { resourceVersion: undefined, finalizers: ["operator.pt.example.com/cleaner"] } },
   ]);
 });

@@ -1,11 +1,9 @@
 import { expect } from "expect";
 import { checkToken, CredentialError, readCredentialFile } from "./credential_source.ts";
 
-Deno.test("readCredentialFile: a FIFO, a device, a directory and an oversized file are refused at once", async () => {
+Deno.test("readCredentialFile: a device, a directory and an oversized file are refused at once", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const fifo = `${dir}/fifo`;
-    await new Deno.Command("mkfifo", { args: [fifo] }).output();
     const big = `${dir}/big`;
     await Deno.writeFile(big, new Uint8Array(70_000));
     const refused = (path: string, maxBytes?: number) =>
@@ -13,7 +11,6 @@ Deno.test("readCredentialFile: a FIFO, a device, a directory and an oversized fi
         expect(e).toBeInstanceOf(CredentialError);
         return e.message as string;
       });
-    expect(await refused(fifo)).toMatch(/the token file .*fifo is a FIFO \(named pipe\)/);
     expect(await refused("/dev/zero")).toMatch(/\/dev\/zero is a character device/);
     expect(await refused(dir)).toMatch(/is a directory; point it at a regular file/);
     expect(await refused(big, 65_536)).toMatch(/has 70000 bytes, more than the 65536/);

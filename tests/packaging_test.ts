@@ -1,24 +1,48 @@
 /**
  * The binary's permission set is one design decision, used everywhere: `deno task start`, the
- * compiled binary, the image, and the integration tests that run the real operator.
+ * compiled binary, the image, and the integration tests that run the real operator. deno.json
+ * holds it, with every other task's, as a named permission set (`-P=<name>`), each written once.
  */
 import { expect } from "expect";
 import { parse } from "yaml";
 import { DENO_VERSION } from "../cli/release/version.ts";
-import { permissionFlags, taskEnv } from "./fixtures/operator_command.ts";
+import { permissionFlags, permissionSetOf, taskEnv } from "./fixtures/operator_command.ts";
 
 const root = new URL("../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
+const denoJson = JSON.parse(read("deno.json"));
 
 Deno.test("start and compile share one permission set, with no --allow-all", () => {
+  expect([permissionSetOf("start"), permissionSetOf("compile")]).toEqual(["operator", "operator"]);
   const start = permissionFlags("start");
   expect(permissionFlags("compile")).toEqual(start);
   expect(start.length).toBeGreaterThan(0);
   expect(start.some((f) => f === "-A" || f === "--allow-all")).toBe(false);
-  expect(start).not.toContain("--allow-write");
+  expect(start.filter((f) => f.startsWith("--allow-write"))).toEqual([]);
   // Each one is explained where people look: the deploy guide's table of them.
   const guide = read("docs/guides/deploy.md");
   for (const flag of start) expect(guide).toContain(`| \`${flag}\``);
+});
+
+Deno.test("deno.json: each task that runs code names a permission set, and no list is written twice", () => {
+  const sets: Record<string, Record<string, unknown>> = denoJson.permissions;
+  for (const [name, task] of Object.entries<string | { command: string }>(denoJson.tasks)) {
+    const command = typeof task === "string" ? task : task.command;
+    if (!/^(?:\w+=\S+\s+)*deno (?:run|test|bench|compile)\s/.test(command)) continue;
+    const set = permissionSetOf(name);
+    expect({ name, set: set !== undefined && set in sets }).toEqual({ name, set: true });
+    // A task may take a permission away (--deny-run), never grant one of its own.
+    expect({ name, grants: command.match(/--allow-\S+|(?:^|\s)-A\b/g) ?? [] })
+      .toEqual({ name, grants: [] });
+  }
+  const lists = Object.values(sets).flatMap((set) =>
+    Object.values(set).filter(Array.isArray).map((list) => JSON.stringify(list))
+  );
+  expect(lists.filter((list, i) => lists.indexOf(list) !== i)).toEqual([]);
+  expect([denoJson.test.permissions, denoJson.bench.permissions]).toEqual(["harness", "harness"]);
+  // The unit tests run with the suite's set, less programs: a unit test that runs one fails.
+  expect([permissionSetOf("test"), permissionSetOf("test:unit")]).toEqual(["harness", "harness"]);
+  expect(denoJson.tasks["test:unit"].command).toContain(" --deny-run ");
 });
 
 Deno.test("integration tests run the real operator only with start's permissions", async () => {

@@ -18,6 +18,8 @@ import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 import { busiestThread, childProcesses, processTable, threadCpuTicks } from "../testing/process.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
+import { frameOf, readFrames } from "../runtime/mod.ts";
+import { PLUGIN_HOST_COMMAND } from "../cli/plugin_loading/plugin_isolation.ts";
 import { sleep } from "../util/sleep.ts";
 import { CHORE, CHORE_CRD } from "./fixtures/chores.ts";
 import { type LogLine, OperatorRun, spawnOperator } from "./fixtures/operator_command.ts";
@@ -287,4 +289,32 @@ await integrationTest("plugins that spin, hoard or hang cannot take the operator
     expect(selfish.stderr).toContain("--external 'ptemplate-operator/*'");
   });
   await Deno.remove(outside, { recursive: true });
+});
+
+Deno.test("the operator's executable is a plugin host (what a compiled binary runs): it relays a Worker and ends with its stdin", async () => {
+  // The compiled binary, when the release job names one (spawnOperator).
+  const host = spawnOperator([PLUGIN_HOST_COMMAND, "spinner"], { stdin: "piped" });
+  const input = host.stdin.getWriter();
+  await input.write(frameOf({
+    type: "start",
+    source: {
+      url: new URL("../runtime/isolation/testdata/worker_plugins.ts", import.meta.url).href,
+      exportName: "spinner",
+      name: "spinner",
+      heapLimitMb: 64,
+    },
+  }));
+  const frames = readFrames(host.stdout);
+  expect((await frames.next()).value).toEqual({ type: "ready" });
+  const object = { metadata: { name: "ok", namespace: "ns", uid: "ok", resourceVersion: "1" } };
+  await input.write(frameOf({ type: "call", id: 7, call: "reconcile", args: [object] }));
+  expect((await frames.next()).value).toEqual({
+    type: "result",
+    id: 7,
+    value: { requeueAfterMs: 1 },
+  });
+  await input.close();
+  expect((await frames.next()).done).toBe(true);
+  expect((await host.status).code).toBe(0);
+  await host.stderr.cancel();
 });

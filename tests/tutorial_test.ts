@@ -13,7 +13,7 @@ import { parseAllDocuments } from "yaml";
 import { LEASE } from "../kube/kinds.ts";
 import type { KubeObject } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
-import type { Condition } from "../runtime/plugin/conditions.ts";
+import type { Condition } from "../mod.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import {

@@ -28,6 +28,7 @@ import { permissionFlags } from "./fixtures/operator_command.ts";
 
 const TASKS = [
   "test",
+  "test:unit",
   "check",
   "fmt",
   "lint",
@@ -141,6 +142,22 @@ await binariesTest(
         expect(result.code).toBe(0);
         expect(result.stdout).toMatch(/^ok \| \d+ passed \| 0 failed/m);
       });
+
+      await t.step(
+        "test:unit runs a unit test file; one that runs a program is left out",
+        async () => {
+          const result = await inClone(clone, ["task", "test:unit", "cli/flags_test.ts"]);
+          expect(result.code).toBe(0);
+          expect(result.stdout).toMatch(/^ok \| \d+ passed \| 0 failed/m);
+          const left = await inClone(clone, [
+            "task",
+            "test:unit",
+            "cli/plugin_loading_process_test.ts",
+          ]);
+          expect(left.code).not.toBe(0);
+          expect(left.stderr).toContain("No test modules found");
+        },
+      );
 
       await t.step("bench measures against its references", async () => {
         const result = ok(await runDocumented("deno task bench", here));

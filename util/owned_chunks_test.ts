@@ -33,24 +33,6 @@ function denoLikeStream(
   });
 }
 
-Deno.test("a child process's output comes in chunks that own their bytes, in order", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "eval",
-      "for (let i = 0; i < 5; i++) { console.log(`line ${i}`); await new Promise((r) => setTimeout(r, 20)); }",
-    ],
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const chunks: Uint8Array[] = [];
-  for await (const chunk of ownedChunks(child.stdout)) chunks.push(chunk);
-  await child.status;
-  // Deno's own reader gives each of these few bytes a 64 KiB buffer.
-  for (const chunk of chunks) expect(chunk.buffer.byteLength).toBe(chunk.byteLength);
-  const text = chunks.map((chunk) => new TextDecoder().decode(chunk)).join("");
-  expect(text).toBe("line 0\nline 1\nline 2\nline 3\nline 4\n");
-});
-
 Deno.test("chunks held past the next read keep their bytes: each is a copy", async () => {
   const reader = ownedChunkReader(denoLikeStream(["first", "second", "third"]));
   const held = [];

@@ -227,31 +227,3 @@ Deno.test("new --runtime URL: fetched first; one it cannot import from is refuse
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-Deno.test("the operator's own binary adds a plugin with its types and RBAC, as the runtime's new does", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "new-" });
-  try {
-    const made = await run(dir, "new", "op", "--name", "op", "--domain", "op.example.com");
-    expect(made.code).toBe(0);
-    // Its main.ts has imported catalog.ts (empty) before new plugin edits it.
-    const added = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "main.ts", "new", "plugin", "Backup"],
-      cwd: `${dir}/op`,
-      env: { NO_COLOR: "1" },
-    }).output();
-    const said = new TextDecoder().decode(added.stdout) + new TextDecoder().decode(added.stderr);
-    expect({ code: added.code, said }).toEqual({ code: 0, said: expect.stringContaining("ready") });
-    expect(said).toContain("plugins/backup/backup_types.ts");
-    // What it generated is what `deno task crds` makes: its staleness test passes.
-    const fresh = await new Deno.Command(Deno.execPath(), {
-      args: ["test", "--allow-read", "--allow-env", "crds_test.ts"],
-      cwd: `${dir}/op`,
-      env: { NO_COLOR: "1" },
-    }).output();
-    expect({ code: fresh.code, out: new TextDecoder().decode(fresh.stdout) }).toMatchObject({
-      code: 0,
-    });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});

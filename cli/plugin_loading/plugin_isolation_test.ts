@@ -2,9 +2,7 @@ import { expect } from "expect";
 import { CONFIG_MAP, definePlugin } from "../../mod.ts";
 import { Registry } from "../../runtime/mod.ts";
 import type { CatalogEntry } from "./plugin_catalog.ts";
-import { isolatedRunners, PLUGIN_HOST_COMMAND, pluginHostCommand } from "./plugin_isolation.ts";
-import { frameOf, readFrames } from "../../runtime/mod.ts";
-import { spawnOperator } from "../../tests/fixtures/operator_command.ts";
+import { isolatedRunners, pluginHostCommand } from "./plugin_isolation.ts";
 
 const plain = definePlugin({ name: "plain", for: CONFIG_MAP, reconcile: () => {} });
 const asking = definePlugin({
@@ -64,32 +62,4 @@ Deno.test("under deno run a plugin host may read the plugin's folders and the ru
     new URL("../../runtime/isolation/plugin_host.ts", import.meta.url).href,
     "mine",
   ]);
-});
-
-Deno.test("the operator's executable is a plugin host (what a compiled binary runs): it relays a Worker and ends with its stdin", async () => {
-  // The compiled binary, when the release job names one (spawnOperator).
-  const host = spawnOperator([PLUGIN_HOST_COMMAND, "spinner"], { stdin: "piped" });
-  const input = host.stdin.getWriter();
-  await input.write(frameOf({
-    type: "start",
-    source: {
-      url: new URL("../../runtime/isolation/testdata/worker_plugins.ts", import.meta.url).href,
-      exportName: "spinner",
-      name: "spinner",
-      heapLimitMb: 64,
-    },
-  }));
-  const frames = readFrames(host.stdout);
-  expect((await frames.next()).value).toEqual({ type: "ready" });
-  const object = { metadata: { name: "ok", namespace: "ns", uid: "ok", resourceVersion: "1" } };
-  await input.write(frameOf({ type: "call", id: 7, call: "reconcile", args: [object] }));
-  expect((await frames.next()).value).toEqual({
-    type: "result",
-    id: 7,
-    value: { requeueAfterMs: 1 },
-  });
-  await input.close();
-  expect((await frames.next()).done).toBe(true);
-  expect((await host.status).code).toBe(0);
-  await host.stderr.cancel();
 });

@@ -7,6 +7,7 @@
 import denoJson from "../../deno.json" with { type: "json" };
 import { defineOperator } from "../../runtime/mod.ts";
 import type { CrdFile } from "../manifests/crd_files.ts";
+import { permissionFlags } from "./permission_set_flags.ts";
 import { RBAC_FILE, rbacFile } from "../manifests/rbac_file.ts";
 import { CRDS_MODULE, CRDS_TEST, DEPLOY_TEST } from "./scaffold_checks.ts";
 import { deployFiles } from "./scaffold_deploy.ts";
@@ -37,13 +38,17 @@ export function importsFor(runtime: string): Record<string, string> {
 }
 
 /**
- * The permission flags of one of our tasks, with its V8 flags and runtime options, without its
- * module.
+ * The permission flags of one of our tasks (its set written out), with its V8 flags and runtime
+ * options, without its module. Flags, not a copy of our sets: config permissions are experimental
+ * in Deno 2.9 (a warning on every run), and the new repository's Containerfile and workflows run
+ * its commands as written.
  */
 function permissionsOf(task: "start" | "compile" | "test" | "bundle"): string {
-  const command = denoJson.tasks[task].command.split(/\s+/);
-  return command.filter((word) => /^--(allow|deny)-|^--v8-flags=--max|^--no-code-cache$/.test(word))
-    .join(" ");
+  const command = denoJson.tasks[task].command;
+  const options = command.split(/\s+/).filter((word) =>
+    /^--v8-flags=--max|^--no-code-cache$/.test(word)
+  );
+  return [...options, ...permissionFlags(command, denoJson.permissions)].join(" ");
 }
 
 /**

@@ -1,5 +1,6 @@
 import { expect } from "expect";
 import denoJson from "../../deno.json" with { type: "json" };
+import { permissionFlags } from "./permission_set_flags.ts";
 import { operatorFiles, RELEASE_URL, RUNTIME_IMPORTS } from "./scaffold_operator.ts";
 import { parse } from "yaml";
 import { DENO_VERSION, VERSION } from "../release/version.ts";
@@ -78,12 +79,19 @@ Deno.test("a new operator's repository: its files, its identity, its tasks", () 
     /--allow-write=bundle,bundle\.Dockerfile,catalog .* main\.ts bundle$/,
   );
   expect(tasks.crds.command).toContain("--allow-write=crds,plugins,deploy/rbac crds.ts");
-  // The binary's permissions are ours, exactly; the tests' too (expect reads CI's variables).
-  const flags = (command: string) => command.split(" ").filter((w) => w.startsWith("--allow"));
-  expect(flags(tasks.start.command)).toEqual(flags(denoJson.tasks.start.command));
-  expect(flags(tasks.compile.command)).toEqual(flags(denoJson.tasks.compile.command));
-  expect(flags(tasks.test.command)).toEqual(flags(denoJson.tasks.test.command));
-  expect(tasks.test.command).toContain("--allow-env");
+  // The binary's permissions are ours, exactly, our sets written out as flags (it has no sets of
+  // its own); the tests' too (expect reads CI's variables).
+  const flags = (command: string) =>
+    command.split(" ").filter((w) => /^(-P|--permission-set|--allow|--deny|--ignore)/.test(w));
+  const ours = (task: "start" | "compile" | "test") =>
+    permissionFlags(denoJson.tasks[task].command, denoJson.permissions);
+  expect(flags(tasks.start.command)).toEqual(ours("start"));
+  expect(flags(tasks.compile.command)).toEqual(ours("compile"));
+  expect(flags(tasks.test.command)).toEqual(ours("test"));
+  expect(tasks.test.command).toContain("--allow-env ");
+  expect(tasks.start.command).toContain(" --allow-env=KUBECONFIG,HOME,");
+  expect(tasks.start.command).toContain(" --v8-flags=--max-semi-space-size=");
+  expect(tasks.bundle.command).not.toContain("--allow-env");
   expect(tasks.compile.command).toContain("--output dist/backup-operator main.ts");
   // A plugin isolated by the binary runs in its Worker module, which nothing imports statically.
   expect(tasks.compile.command).toContain(

@@ -56,18 +56,3 @@ Deno.test("failures with one cause share it, whatever object they were about", (
   expect(causeOf(conflict("a"))).toBe(causeOf(conflict("b")));
   expect(causeOf(new Error("boom"))).toBe("Error: boom");
 });
-
-Deno.test("a throttle's timer never holds a finished process open", async () => {
-  const script = `
-    import { WarningThrottle } from "${new URL("./warning_throttle.ts", import.meta.url)}";
-    new WarningThrottle({ warn() {} }, 600_000).warn("c", "m");
-  `;
-  // Ten minutes of interval; the process must end long before it (it is killed after one).
-  const { success } = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--quiet", script],
-    stdout: "null",
-    stderr: "inherit",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  expect(success).toBe(true);
-});

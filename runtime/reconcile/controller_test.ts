@@ -15,6 +15,7 @@ import type { Informer } from "../cache/mod.ts";
 import { StaleCacheError } from "../cache/mod.ts";
 import { controllerKeys } from "./change_routes.ts";
 import { freshnessFence } from "./visitor.ts";
+import { eventually } from "../../testing/eventually.ts";
 
 const PARENT = {
   group: "x.example.com",
@@ -135,12 +136,15 @@ Deno.test("controller: a change visits its object; ten changes before a worker c
 
 Deno.test("controller: edits go before a start's backlog, which still drains", async () => {
   const visits: string[] = [];
+  let begun!: () => void;
+  const backlogBegun = new Promise<void>((resolve) => begun = resolve);
   const c = controllerOf(definePlugin({
     name: "slow",
     for: THING,
     writesStatus: false,
     reconcile: async (cm) => {
       visits.push(cm.metadata.name);
+      begun();
       await new Promise((resolve) => setTimeout(resolve, 2));
     },
   }));
@@ -149,9 +153,10 @@ Deno.test("controller: edits go before a start's backlog, which still drains", a
   for (let i = 0; i < 30; i++) c.put(`old-${i}`);
   const stop = new AbortController();
   const running = c.controller.run(stop.signal, new AbortController().signal);
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // The edit comes once the backlog is under way, however slowly this machine gets there.
+  await backlogBegun;
   c.put("edited", { changed: "yes" });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await eventually(() => expect(visits.length).toBe(31));
   stop.abort();
   await running;
   expect(visits.indexOf("edited")).toBeLessThan(5);

@@ -1,5 +1,5 @@
 /**
- * For worker_runner_test.ts: an operator in miniature that runs the spinner in its plugin host,
+ * For worker_runner_process_test.ts: an operator in miniature that runs the spinner in its plugin host,
  * says its PID once the host spins, and waits to be killed.
  */
 import { log, Registry } from "../../observe/mod.ts";

@@ -1,5 +1,5 @@
 /**
- * Plugins for worker_runner_test.ts: one that reads the cache and logs, one that spins, one that
+ * Plugins for worker_runner_process_test.ts: one that reads the cache and logs, one that spins, one that
  * allocates, one that prints.
  */
 import { CONFIG_MAP, definePlugin, PermanentError } from "ptemplate-operator/mod.ts";

@@ -1,3 +1,7 @@
+/**
+ * Exec credential plugins run as the programs they are (shell scripts here). Named `_process_test`
+ * because each runs a program: `deno task test:unit` runs none.
+ */
 import { expect } from "expect";
 import { CredentialError } from "./credential_source.ts";
 import { runExecPlugin } from "./exec_credential.ts";

@@ -1,3 +1,7 @@
+/**
+ * Plugins in Workers in plugin hosts, processes of their own under `deno run`. Named
+ * `_process_test` because each starts a host: `deno task test:unit` runs no program.
+ */
 import { expect } from "expect";
 import { eventually } from "../../testing/eventually.ts";
 import { busiestThread, childProcesses, threadCpuTicks } from "../../testing/process.ts";

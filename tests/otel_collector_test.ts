@@ -4,13 +4,13 @@
  * `console.log` written inside the child, over each protocol Deno speaks.
  */
 import { expect } from "expect";
-import { BinariesUnavailable, findBinaries } from "./binaries.ts";
-import { inCi } from "./ci.ts";
-import { eventually } from "./eventually.ts";
-import type { Step } from "./integration_test_case.ts";
-import { OtelCollector } from "./otel_collector.ts";
-import { liveGroupMembers } from "./process.ts";
-import type { FlatLog, FlatSpan } from "./otlp_json.ts";
+import { BinariesUnavailable, findBinaries } from "../testing/binaries.ts";
+import { inCi } from "../testing/ci.ts";
+import { eventually } from "../testing/eventually.ts";
+import type { Step } from "../testing/integration_test_case.ts";
+import { OtelCollector } from "../testing/otel_collector.ts";
+import { liveGroupMembers } from "../testing/process.ts";
+import type { FlatLog, FlatSpan } from "../testing/otlp_json.ts";
 
 // Like integrationTest: build the collector once (minutes on a cold machine), and skip only
 // outside CI when it cannot be had.

@@ -84,6 +84,11 @@ export interface ApplierDeps {
    */
   created?: (parent: ObjectRef, child: KubeObject) => void;
   /**
+   * Told of a child this plugin just applied whose answer is what the plugin wants: the watch's
+   * echo of it needs no visit of the parent either.
+   */
+  applied?: (child: KubeObject) => void;
+  /**
    * A dry run (its client sends every write as a server-side dry run): what would change is told
    * here, the status is not written at all, and nothing goes into the cache.
    */

@@ -132,7 +132,9 @@ function appliedBefore(desired: KubeObject, extra: Partial<KubeObject["metadata"
 }
 
 /** An applier for PLUGIN (owning Secrets, and Services it may adopt) over a FakePool. */
-function applierOver(options: { guard?: WriteLoopGuard; dryRun?: DryRunReport } = {}) {
+function applierOver(
+  options: { guard?: WriteLoopGuard; dryRun?: DryRunReport; applied?: string[] } = {},
+) {
   const pool = new FakePool();
   const recording = recordingClient();
   const events: string[] = [];
@@ -147,6 +149,9 @@ function applierOver(options: { guard?: WriteLoopGuard; dryRun?: DryRunReport } 
     metrics: new ControllerMetrics(new Registry()),
     guard: options.guard ?? new WriteLoopGuard(),
     dryRun: options.dryRun,
+    applied: (child) => {
+      options.applied?.push(`${child.metadata?.name}@${child.metadata?.resourceVersion}`);
+    },
   });
   const applyFor = (parent: KubeObject, ...children: KubeObject[]) =>
     applier.applyChildren(parent, children, new AbortController().signal, log("applier-test"));
@@ -400,4 +405,21 @@ Deno.test("a dry run tells its report what it would do, and writes no status", a
     "delete Secret unwanted",
     "status status",
   ]);
+});
+
+Deno.test("an apply answered as asked is told (its echo is no news to the parent); a dry run's is not", async () => {
+  const applied: string[] = [];
+  const a = applierOver({ applied });
+  a.pool.put(SECRET, appliedBefore(secret("s", { k: "old" })));
+  await a.apply(secret("s", { k: "new" }));
+  expect(applied).toEqual(["s@101"]);
+  // A create is told as made instead, for its visit to decide.
+  await a.apply(secret("t"));
+  expect(applied).toEqual(["s@101"]);
+
+  const dry: string[] = [];
+  const b = applierOver({ applied: dry, dryRun: new DryRunReport() });
+  b.pool.put(SECRET, appliedBefore(secret("s", { k: "old" })));
+  await b.apply(secret("s", { k: "new" }));
+  expect(dry).toEqual([]);
 });

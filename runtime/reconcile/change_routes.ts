@@ -137,6 +137,8 @@ function routeToOwner(
   resource: Resource,
   change: StoreChange<KubeObject>,
 ): void {
+  // The echo of a write of this plugin's own, as it wanted it: the visit that wrote it decided.
+  if (change.type !== "deleted" && deps.news.echo(versionOf(change.object))) return;
   const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
   const because = changeCause("child", resource, change);
   for (const object of objects) {

@@ -32,6 +32,8 @@ export interface ChildWriterDeps {
   childLabels?: (parent: KubeObject) => Record<string, string>;
   /** See ApplierDeps.created. */
   created?: (parent: ObjectRef, child: KubeObject) => void;
+  /** See ApplierDeps.applied. */
+  applied?: (child: KubeObject) => void;
   /** Writes are server-side dry runs: their answers are not put into the cache. */
   dryRun?: boolean;
 }
@@ -104,6 +106,9 @@ export class ChildWriter {
         ...stamped,
         metadata: { ...stamped.metadata, uid },
       }, { fieldManager: this.#deps.manager, force: true, signal });
+      if (!this.#deps.dryRun && childUpToDate(stamped, applied, this.#deps.operator)) {
+        this.#deps.applied?.(applied);
+      }
       this.observe(resource, applied);
       return { changed: applied.metadata?.resourceVersion !== before };
     } catch (error) {

@@ -158,6 +158,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       guard: deps.guard,
       childLabels: deps.childLabels,
       created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
+      applied: (child) => this.#news.wrote(versionOf(child)),
       dryRun: deps.dryRun,
     });
     const related = [

@@ -22,3 +22,36 @@ Deno.test("outside a visit, a child that appears is news at once", () => {
   news.begin("q");
   expect(news.appeared("p", "c@1")).toBe(false);
 });
+
+Deno.test("the echo of a write of ours is no news, once; another change of the child is", () => {
+  const news = new VisitNews();
+  news.wrote("c@7");
+  expect(news.echo("c@7")).toBe(true);
+  // The same version again (a relist) and a later one (someone's edit) are news.
+  expect(news.echo("c@7")).toBe(false);
+  expect(news.echo("c@8")).toBe(false);
+});
+
+Deno.test("a create whose echo came during its visit leaves nothing awaiting; one after it is held", () => {
+  const news = new VisitNews();
+  news.begin("p");
+  expect(news.appeared("p", "c1@5")).toBe(true);
+  news.made("p", "c1@5");
+  news.made("p", "c2@6");
+  expect(news.end("p")).toBe(false);
+  expect(news.awaitingEchoes).toBe(1);
+  // c2's watch event comes after the visit ended: the echo of its create.
+  expect(news.echo("c2@6")).toBe(true);
+  expect(news.awaitingEchoes).toBe(0);
+});
+
+Deno.test("versions whose echo never comes are forgotten past the bound, oldest first", () => {
+  const news = new VisitNews({ maxEchoes: 2 });
+  news.wrote("a@1");
+  news.wrote("b@1");
+  news.wrote("c@1");
+  expect(news.awaitingEchoes).toBe(2);
+  expect(news.echo("a@1")).toBe(false);
+  expect(news.echo("b@1")).toBe(true);
+  expect(news.echo("c@1")).toBe(true);
+});

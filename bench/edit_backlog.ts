@@ -269,6 +269,12 @@ try {
         },
         queueWaitMeanMs: meansMs(text, "workqueue_queue_duration_seconds", ["name", "priority"]),
         workMeanMs: meansMs(text, "workqueue_work_duration_seconds", ["name"]),
+        // Keys added per plugin and lane: beside the changes made, what else took the edit lane.
+        queueAdds: Object.fromEntries(
+          [...queuesOf(text)].flatMap(([name, q]) =>
+            Object.entries(q.adds).map(([lane, n]) => [`${name} ${lane}`, n])
+          ),
+        ),
         rateLimiterMeanMs: meansMs(text, "rest_client_rate_limiter_duration_seconds", ["verb"]),
         byKind: {
           edit: waits(made.filter((c) => c.kind === "edit")),

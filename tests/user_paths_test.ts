@@ -42,6 +42,7 @@ const TASKS = [
   "new",
   "bench",
   "bench:scale",
+  "bench:backlog",
   "bench:latency",
   "bench:isolation",
   "bench:http-memory",
@@ -523,6 +524,28 @@ await binariesTest(
         expect(json).toMatchObject({ count: 5, nodes: 1 });
         for (const key of ["childrenSeconds", "writesTotal", "peakRssMiB", "writesWhileIdle"]) {
           expect({ key, type: typeof json[key] }).toEqual({ key, type: "number" });
+        }
+      });
+
+      await t.step("bench:backlog, small: both queues, both backlogs, in the JSON", async () => {
+        const result = ok(
+          await runDocumented(
+            "deno task bench:backlog --count 20 --rate 2 --out backlog.json",
+            here,
+          ),
+        );
+        expect(result.stdout).toMatch(/^\| takeover of \d+ \| priority \|/m);
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/backlog.json`));
+        expect(json).toMatchObject({ count: 20, changesPerSecond: 2 });
+        for (const backlog of ["takeover", "restart"]) {
+          for (const queue of ["priority", "fifo"]) {
+            const figures = json.editDuringBacklog[backlog][queue];
+            expect({ backlog, queue, drain: typeof figures.backlogDrainMs }).toEqual({
+              backlog,
+              queue,
+              drain: "number",
+            });
+          }
         }
       });
 

@@ -1,0 +1,59 @@
+/**
+ * Where a change's wait went, from the API server's audit log: from the change's write to the
+ * moment the operator sent the child's write that carried it (its watch, its queue, and its visit
+ * up to the write), and that write itself, from sent to answered.
+ */
+import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+
+/** A change to a Ptemplate, and when (ms since epoch) it was written and its child seen. */
+export interface Timed {
+  /** The Ptemplate, and its Module. */
+  name: string;
+  writtenAt: number;
+  seenAt?: number;
+}
+
+/** Per change that arrived: ms before the operator sent the write, and ms the write took. */
+export interface Split {
+  beforeWriteMs: number[];
+  writeMs: number[];
+}
+
+/**
+ * For each change that arrived, the operator's last write of its Module (`username`'s, in
+ * `namespace`) sent after the change was written and answered by the time it was seen (with
+ * `slackMs` for the watch beating the audit log's clock): the write that carried it.
+ */
+export function splitOf(
+  changes: Timed[],
+  audit: AuditEvent[],
+  options: { username: string; namespace: string; slackMs?: number },
+): Split {
+  const slack = options.slackMs ?? 50;
+  const writes = new Map<string, { sent: number; answered: number }[]>();
+  for (const e of audit) {
+    const ref = e.objectRef;
+    if (
+      e.user.username !== options.username || !WRITE_VERBS.has(e.verb) ||
+      ref?.resource !== "modules" || ref.subresource || ref.namespace !== options.namespace ||
+      !ref.name || !e.stageTimestamp
+    ) continue;
+    const list = writes.get(ref.name) ?? [];
+    writes.set(ref.name, list);
+    list.push({
+      sent: Date.parse(e.requestReceivedTimestamp),
+      answered: Date.parse(e.stageTimestamp),
+    });
+  }
+  const split: Split = { beforeWriteMs: [], writeMs: [] };
+  for (const change of changes) {
+    if (change.seenAt === undefined) continue;
+    const carried = (writes.get(change.name) ?? []).filter((w) =>
+      w.sent >= change.writtenAt - slack && w.answered <= change.seenAt! + slack
+    ).at(-1);
+    if (!carried) continue;
+    split.beforeWriteMs.push(Math.max(0, carried.sent - change.writtenAt));
+    split.writeMs.push(carried.answered - carried.sent);
+  }
+  return split;
+}

@@ -1,0 +1,35 @@
+import { expect } from "expect";
+import type { AuditEvent } from "../testing/audit_log.ts";
+import { splitOf } from "./edit_split.ts";
+
+const SA = "system:serviceaccount:x:op";
+const write = (name: string, sent: number, answered: number, over: Partial<AuditEvent> = {}) => ({
+  verb: "patch",
+  user: { username: SA },
+  objectRef: { resource: "modules", namespace: "scale", name },
+  requestURI: "/",
+  requestReceivedTimestamp: new Date(sent).toISOString(),
+  stageTimestamp: new Date(answered).toISOString(),
+  ...over,
+});
+
+Deno.test("splitOf: the last write of the Module between the change and its sight carried it", () => {
+  const audit: AuditEvent[] = [
+    write("a", 500, 900), // before the change: the backlog's write, not the edit's
+    write("a", 1_400, 1_900),
+    write("a", 2_000, 2_600), // the one that carried it
+    write("a", 3_000, 3_100), // after it was seen
+    write("b", 1_100, 1_200, { user: { username: "someone" } }),
+    write("b", 1_100, 1_200, { verb: "get" }),
+  ];
+  const split = splitOf(
+    [
+      { name: "a", writtenAt: 1_000, seenAt: 2_620 },
+      { name: "b", writtenAt: 1_000, seenAt: 1_300 },
+      { name: "a", writtenAt: 1_000 },
+    ],
+    audit,
+    { username: SA, namespace: "scale" },
+  );
+  expect(split).toEqual({ beforeWriteMs: [1_000], writeMs: [600] });
+});

@@ -41,7 +41,10 @@ export interface Cause {
   kind: CauseKind;
   /** The object that changed, as `Kind namespace/name`, when one did. */
   object?: string;
-  /** What of it changed: `spec`, `metadata`, `status`, `created`, `deleted`, `deletion`. */
+  /**
+   * What of it changed: `spec`, `metadata`, `status`, `created`, `deleted`, `deletion`; `meanwhile`
+   * for children that appeared or changed during its last visit, other than as the visit wrote them.
+   */
   change?: string;
   /** When it was seen (ms since the epoch). */
   at: number;

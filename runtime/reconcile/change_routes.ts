@@ -143,7 +143,10 @@ function routeToOwner(
   const because = changeCause("child", resource, change);
   for (const object of objects) {
     for (const key of controllerKeys(object, plugin.for)) {
-      const held = change.type === "added" && deps.news.appeared(key, versionOf(object));
+      // While its parent's visit is under way, what the child became is held for the visit to
+      // decide: the watch often brings a write's echo before the write's answer.
+      const held = object === change.object && change.type !== "deleted" &&
+        deps.news.appeared(key, versionOf(object));
       if (!held) sink.enqueue(key, because);
     }
   }

@@ -27,7 +27,7 @@ import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import { BlockedNames } from "./blocked_names.ts";
 import { type Cause, cause } from "./cause.ts";
-import { routeChanges } from "./change_routes.ts";
+import { controllerKeys, routeChanges } from "./change_routes.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { ControllerMetrics } from "./controller_metrics.ts";
 import type { DryRunReport } from "./dry_run_report.ts";
@@ -158,7 +158,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       guard: deps.guard,
       childLabels: deps.childLabels,
       created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
-      applied: (child) => this.#news.wrote(versionOf(child)),
+      applied: (child) => {
+        for (const key of controllerKeys(child, plugin.for)) this.#news.made(key, versionOf(child));
+      },
       dryRun: deps.dryRun,
     });
     const related = [
@@ -341,8 +343,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       visited = await this.#visitor.visit(parent, key, deadline, recorder);
     } finally {
       deadline.end();
-      // Children that appeared meanwhile, other than the ones it made as it wanted them.
-      if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "created" }));
+      // Children that appeared or changed meanwhile, other than as it wrote them.
+      if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "meanwhile" }));
     }
     const error = "error" in visited.visit ? visited.visit.error : undefined;
     const outcome = visited.visit.kind;

@@ -28,14 +28,17 @@ export class VisitNews {
     this.#visits.set(key, { appeared: [], made: [] });
   }
 
-  /** A child of `key` appeared: true when a visit is under way and will decide (else visit now). */
+  /**
+   * A child of `key` appeared or changed to `version`: true when a visit is under way and will
+   * decide (else visit now).
+   */
   appeared(key: string, version: string): boolean {
     const visit = this.#visits.get(key);
     visit?.appeared.push(version);
     return visit !== undefined;
   }
 
-  /** The visit of `key` made a child at `version` itself. */
+  /** The visit of `key` made or applied a child at `version` itself, as it wanted it. */
   made(key: string, version: string): void {
     this.#visits.get(key)?.made.push(version);
     this.wrote(version);

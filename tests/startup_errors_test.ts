@@ -93,6 +93,13 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
   };
   const kubeconfig = (name: string, changes: Partial<ClusterConfig>) =>
     file(`${name}.kubeconfig`, kubeconfigYaml({ ...plane.adminConfig, ...changes }));
+  /** The admin's kubeconfig (YAML, or its JSON form), edited, as YAML text. */
+  // deno-lint-ignore no-explicit-any
+  const adminKubeconfigWith = async (edit: (config: any) => unknown) => {
+    const config = parse(await Deno.readTextFile(plane.adminKubeconfigPath));
+    edit(config);
+    return stringify(config);
+  };
   const plugin = (name: string, script: string) => file(name, `#!/bin/sh\n${script}\n`, 0o700);
   const pluginPath = (name: string) => `${dir}/${name}`;
   /** A kubeconfig with the admin's server and CA and only the given credentials, written in setup. */
@@ -302,10 +309,7 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       why: "a current-context that does not exist",
       kubeconfig: await file(
         "dangling.kubeconfig",
-        (await Deno.readTextFile(plane.adminKubeconfigPath)).replace(
-          "current-context: ptemplate",
-          "current-context: gone",
-        ),
+        await adminKubeconfigWith((config) => config["current-context"] = "gone"),
       ),
       code: 1,
       says: /context "gone" is not defined/,
@@ -336,10 +340,7 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       why: "a client certificate without its key",
       kubeconfig: await file(
         "half-cert.kubeconfig",
-        (await Deno.readTextFile(plane.adminKubeconfigPath)).replace(
-          /\n\s+client-key-data: .*/,
-          "",
-        ),
+        await adminKubeconfigWith((config) => delete config.users[0].user["client-key-data"]),
       ),
       code: 1,
       says: /has a client certificate but no key; set both/,
@@ -435,10 +436,11 @@ await integrationTest("broken configurations fail fast, with the fix", {}, async
       setup: async () =>
         await file(
           "ca-zero.kubeconfig",
-          (await Deno.readTextFile(plane.adminKubeconfigPath)).replace(
-            /certificate-authority-data: .*/,
-            "certificate-authority: /dev/zero",
-          ),
+          await adminKubeconfigWith((config) => {
+            const cluster = config.clusters[0].cluster;
+            delete cluster["certificate-authority-data"];
+            cluster["certificate-authority"] = "/dev/zero";
+          }),
         ),
     },
     {

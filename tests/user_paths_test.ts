@@ -147,13 +147,13 @@ await binariesTest(
       await t.step(
         "test:unit runs a unit test file; one that runs a program is left out",
         async () => {
-          const result = await inClone(clone, ["task", "test:unit", "cli/flags_test.ts"]);
+          const result = await inClone(clone, ["task", "test:unit", "cli/flags/flags_test.ts"]);
           expect(result.code).toBe(0);
           expect(result.stdout).toMatch(/^ok \| \d+ passed \| 0 failed/m);
           const left = await inClone(clone, [
             "task",
             "test:unit",
-            "cli/plugin_loading_process_test.ts",
+            "cli/plugin_loading/plugin_loading_process_test.ts",
           ]);
           expect(left.code).not.toBe(0);
           expect(left.stderr).toContain("No test modules found");

@@ -84,8 +84,8 @@ export interface ApplierDeps {
    */
   created?: (parent: ObjectRef, child: KubeObject) => void;
   /**
-   * Told of a child this plugin just applied whose answer is what the plugin wants: the watch's
-   * echo of it needs no visit of the parent either.
+   * Told of a child this plugin just applied whose answer is what the plugin wants (or just
+   * relabelled, on the way to that apply): the watch's echo of it needs no visit of the parent.
    */
   applied?: (child: KubeObject) => void;
   /**

@@ -423,3 +423,17 @@ Deno.test("an apply answered as asked is told (its echo is no news to the parent
   await b.apply(secret("s", { k: "new" }));
   expect(dry).toEqual([]);
 });
+
+Deno.test("the relabelling of a created child's entry, on the way to its apply, is told too", async () => {
+  const applied: string[] = [];
+  const a = applierOver({ applied });
+  a.pool.put(
+    SECRET,
+    appliedBefore(secret("s", { k: "old" }), {
+      managedFields: [{ manager: MANAGER, operation: "Update", fieldsV1: {} }],
+    }),
+  );
+  await a.apply(secret("s", { k: "new" }));
+  expect(a.calls.map((c) => c.verb)).toEqual(["PATCH", "apply"]);
+  expect(applied).toEqual(["s@101", "s@102"]);
+});

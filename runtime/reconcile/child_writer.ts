@@ -229,6 +229,8 @@ export class ChildWriter {
         ],
       },
     );
+    // A step of the visit's own write, which the apply after it completes: its echo is no news.
+    if (!this.#deps.dryRun) this.#deps.applied?.(migrated);
     this.observe(resource, { ...migrated, apiVersion: cached.apiVersion, kind: cached.kind });
     return migrated.metadata?.resourceVersion;
   }

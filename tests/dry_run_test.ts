@@ -5,7 +5,7 @@
  * that it stored nothing (its child writes went as server-side dry runs) and took no Lease.
  */
 import { expect } from "expect";
-import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
+import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE, PTEMPLATE_CRD } from "../crds/ptemplate.ts";
 import { DAEMON_SET, NAMESPACE } from "../kube/kinds.ts";
 import type { Unstructured } from "../kube/object.ts";
@@ -66,11 +66,18 @@ await integrationTest("dry run: a rehearsal beside the real operator that change
       )
     );
   try {
+    // Converged, however busy the machine: both children made and the status written, so that
+    // what the rehearsal finds to change is the rehearsal's, not the real operator's lag.
     await eventually(async () => {
       for (const name of ["a", "b", "c"]) {
         await admin.get(DAEMON_SET, `${name}-consumer`, { namespace: NS });
+        await admin.get(MODULE, name, { namespace: NS });
+        const pt = await admin.get(PTEMPLATE, name, { namespace: NS });
+        if (pt.status?.observedGeneration !== pt.metadata?.generation) {
+          throw new Error(`Ptemplate ${name}'s status is not written yet`);
+        }
       }
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: 120_000 });
 
     await step("against the operator as it runs: nothing to change, nothing written", async () => {
       const since = new Date().toISOString();

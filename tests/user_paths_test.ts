@@ -471,7 +471,7 @@ await binariesTest(
         // The first visit's cause: the sample's creation, or the operator's start when its first
         // list already held the sample (dev applies it while the operator starts; either may win).
         expect(explained.stdout).toMatch(
-          /why {4}(created Ptemplate default\/consumer-pod|start)\n/,
+          /why {4}(created Ptemplate default\/consumer-pod|start\n)/,
         );
         expect(explained.stdout).toMatch(
           /wrote {2}POST \/apis\/apps\/v1\/namespaces\/default\/daemonsets → 201/,

@@ -129,7 +129,8 @@ export async function writesOf(plane: ControlPlane, username: string): Promise<A
 /**
  * How long an operator must have written nothing to be done. Longer than the gaps in its work on
  * a busy machine: a status waits on the DaemonSet controller, which at 10,000 DaemonSets falls
- * minutes behind and may pause for seconds; 5 s once cut a run short with 1297 writes to come.
+ * minutes behind and may pause for seconds, and a shorter wait stops measuring with writes to
+ * come.
  */
 export const QUIET_MS = 20_000;
 

@@ -139,17 +139,30 @@ function routeToOwner(
 ): void {
   // The echo of a write of this plugin's own, as it wanted it: the visit that wrote it decided.
   if (change.type !== "deleted" && deps.news.echo(versionOf(change.object))) return;
-  const objects = change.type === "updated" ? [change.old, change.object] : [change.object];
   const because = changeCause("child", resource, change);
-  for (const object of objects) {
-    for (const key of controllerKeys(object, plugin.for)) {
-      // While its parent's visit is under way, what the child became is held for the visit to
-      // decide: the watch often brings a write's echo before the write's answer.
-      const held = object === change.object && change.type !== "deleted" &&
-        deps.news.appeared(key, versionOf(object));
-      if (!held) sink.enqueue(key, because);
-    }
+  for (const key of ownerKeysToVisit(change, plugin.for, deps.news)) sink.enqueue(key, because);
+}
+
+/**
+ * The parents a child's change must visit: its controller before and after the change, except one
+ * whose visit is under way, which holds what the child became and decides when it ends (the watch
+ * often brings a write's echo before the write's answer). A parent that controls the child both
+ * before and after is held once, not visited again for the old copy.
+ */
+export function ownerKeysToVisit(
+  change: StoreChange<KubeObject>,
+  kind: Resource,
+  news: Pick<VisitNews, "appeared">,
+): string[] {
+  const now = controllerKeys(change.object, kind);
+  const before = change.type === "updated" ? controllerKeys(change.old, kind) : [];
+  const keys = [];
+  for (const key of new Set([...now, ...before])) {
+    const held = change.type !== "deleted" && now.includes(key) &&
+      news.appeared(key, versionOf(change.object));
+    if (!held) keys.push(key);
   }
+  return keys;
 }
 
 /**

@@ -132,7 +132,9 @@ export class WorkQueue {
       for (const one of causes?.list ?? []) dirty.causes = withCause(dirty.causes, one);
       if (dirty.causes && causes?.more) dirty.causes.more += causes.more;
       if (lane === "edit" && dirty.priority === "bulk") {
+        // Its wait in the edit lane starts now: the edit came now, whatever waited before it.
         dirty.priority = "edit";
+        dirty.since = Date.now();
         if (this.#waiting.get(key) === "bulk") this.#move(key);
       }
       return;

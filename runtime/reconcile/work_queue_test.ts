@@ -207,6 +207,20 @@ Deno.test("a waiting bulk key moves up when an edit comes for it, and is visited
   expect(queue.idle).toBe(true);
 });
 
+Deno.test(
+  "a bulk key moved up by an edit waited, as an edit, since the edit came",
+  withClock(async (clock) => {
+    const waited: [number, string][] = [];
+    const queue = new WorkQueue({ observer: { waited: (s, lane) => waited.push([s, lane]) } });
+    queue.add("a", cause("start"));
+    clock.tick(5_000);
+    queue.add("a", cause("updated", { change: "spec" }));
+    clock.tick(200);
+    expect(await queue.get()).toMatchObject({ key: "a", priority: "edit", waitedMs: 200 });
+    expect(waited).toEqual([[0.2, "edit"]]);
+  }),
+);
+
 Deno.test("bulk work is never starved: one bulk key after every run of edits", async () => {
   const queue = new WorkQueue();
   for (let i = 0; i < 3; i++) queue.add(`bulk-${i}`, cause("requeue"));

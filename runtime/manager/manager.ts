@@ -19,6 +19,7 @@ import {
   Registry,
 } from "../observe/mod.ts";
 import {
+  BulkWrites,
   cause,
   ChildProblems,
   Controller,
@@ -153,6 +154,7 @@ export class Manager {
     const metrics = new ControllerMetrics(this.registry);
     const problems = new ChildProblems();
     const guard = new WriteLoopGuard(options.writeLoopGuard);
+    const bulkWrites = new BulkWrites();
     for (const plugin of options.plugins) {
       const runner = options.runnerFor?.(plugin, this.registry);
       if (runner) this.#runners.set(plugin.name, runner);
@@ -174,6 +176,7 @@ export class Manager {
         log: rootLog("controller"),
         problems,
         guard,
+        bulkWrites,
         concurrency: options.concurrency,
         runner: this.#runners.get(plugin.name),
         reconcileTimeoutMs: options.reconcileTimeoutMs,

@@ -12,6 +12,7 @@ import type { Logger } from "../observe/mod.ts";
 import { declaredReads, ownedKinds, type Plugin } from "../plugin/mod.ts";
 import { type PluginRunner, whenReady } from "../isolation/mod.ts";
 import type { BlockedNames } from "./blocked_names.ts";
+import type { BulkWrites } from "./bulk_writes.ts";
 import { type Cause, cause, type CauseKind } from "./cause.ts";
 import type { ChildProblems } from "./child_problems.ts";
 import type { PluginView } from "./plugin_view.ts";
@@ -35,6 +36,8 @@ export interface RouteDeps {
   problems: Pick<ChildProblems, "onChange">;
   blocked: BlockedNames;
   news: VisitNews;
+  /** What bulk visits of this process wrote: a change they made is bulk work here too. */
+  bulkWrites?: Pick<BulkWrites, "made">;
   log: Logger;
 }
 
@@ -113,7 +116,11 @@ export function routeChanges(plugin: Plugin, deps: RouteDeps, sink: RouteSink): 
       const change = view.change(watch.resource, raw);
       whenReady(() => runner.watchFilter(index, change), (pass) => {
         if (!pass) return;
-        const because = changeCause("watched", watch.resource, change);
+        const because = inLaneOf(
+          changeCause("watched", watch.resource, change),
+          raw,
+          deps.bulkWrites,
+        );
         if (change.type === "updated") map(change.old, because);
         map(change.object, because);
       }, failed);
@@ -139,7 +146,7 @@ function routeToOwner(
 ): void {
   // The echo of a write of this plugin's own, as it wanted it: the visit that wrote it decided.
   if (change.type !== "deleted" && deps.news.echo(versionOf(change.object))) return;
-  const because = changeCause("child", resource, change);
+  const because = inLaneOf(changeCause("child", resource, change), change, deps.bulkWrites);
   for (const key of ownerKeysToVisit(change, plugin.for, deps.news)) sink.enqueue(key, because);
 }
 
@@ -163,6 +170,16 @@ export function ownerKeysToVisit(
     if (!held) keys.push(key);
   }
   return keys;
+}
+
+/** `because`, in the bulk lane when bulk work of ours made the change (see BulkWrites). */
+export function inLaneOf(
+  because: Cause,
+  change: StoreChange<KubeObject>,
+  bulkWrites: Pick<BulkWrites, "made"> | undefined,
+): Cause {
+  const ours = change.type !== "deleted" && bulkWrites?.made(change.object);
+  return ours ? { ...because, priority: "bulk" } : because;
 }
 
 /**

@@ -1,7 +1,9 @@
 import { expect } from "expect";
 import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
-import { ownerKeysToVisit } from "./change_routes.ts";
+import { BulkWrites } from "./bulk_writes.ts";
+import { cause, priorityOf } from "./cause.ts";
+import { inLaneOf, ownerKeysToVisit } from "./change_routes.ts";
 import { VisitNews } from "./visit_news.ts";
 
 const PARENT: Resource = {
@@ -65,4 +67,18 @@ Deno.test("a deleted child visits its parent, visit or not", () => {
 Deno.test("a child no parent of the kind controls visits no one", () => {
   const change = { type: "added" as const, object: child("1") };
   expect(ownerKeysToVisit(change, PARENT, new VisitNews())).toEqual([]);
+});
+
+Deno.test("a change bulk work of ours made is bulk work for whoever hears of it; others keep their lane", () => {
+  const bulk = new BulkWrites();
+  bulk.wrote("c-uid@2");
+  const ours = { type: "updated" as const, old: child("1", "p"), object: child("2", "p") };
+  const theirs = { type: "updated" as const, old: child("2", "p"), object: child("3", "p") };
+  const because = cause("watched", { object: "ConfigMap ns/c", change: "data" });
+  expect(priorityOf(inLaneOf(because, ours, bulk))).toBe("bulk");
+  expect(priorityOf(inLaneOf(because, theirs, bulk))).toBe("edit");
+  expect(priorityOf(inLaneOf(because, ours, undefined))).toBe("edit");
+  // A deletion is always news in its own lane.
+  expect(priorityOf(inLaneOf(because, { type: "deleted", object: child("2", "p") }, bulk)))
+    .toBe("edit");
 });

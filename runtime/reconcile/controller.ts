@@ -26,6 +26,7 @@ import {
 import type { OperatorIdentity } from "../identity/mod.ts";
 import { Applier } from "./applier.ts";
 import { BlockedNames } from "./blocked_names.ts";
+import type { BulkWrites } from "./bulk_writes.ts";
 import { type Cause, cause } from "./cause.ts";
 import { controllerKeys, routeChanges } from "./change_routes.ts";
 import type { ChildProblems } from "./child_problems.ts";
@@ -65,6 +66,11 @@ export interface ControllerDeps {
   problems: ChildProblems;
   /** Stops a child (or status) that is rewritten again and again without a spec change. */
   guard: WriteLoopGuard;
+  /**
+   * Shared by the plugins of one process: what their bulk visits wrote, so that what it changes
+   * stays bulk work for every plugin. Without it, every change is heard in its own lane.
+   */
+  bulkWrites?: BulkWrites;
   /** Workers when the plugin does not say; default 1. */
   concurrency?: number;
   /** Where the plugin's code runs; default in this isolate. */
@@ -119,6 +125,8 @@ export class Controller<T extends KubeObject = KubeObject> {
   readonly #parked = new ParkedKeys((key) => this.#queue?.add(key, cause("relisted")));
   /** Children that appear while their parent is visited. */
   readonly #news = new VisitNews();
+  /** The keys under a bulk visit now. */
+  readonly #bulkVisits = new Set<string>();
   /** Where the plugin's code runs. */
   readonly #runner: PluginRunner;
   /** Keys put aside after reconciles that kept passing their deadline. */
@@ -157,9 +165,9 @@ export class Controller<T extends KubeObject = KubeObject> {
       metrics: deps.metrics,
       guard: deps.guard,
       childLabels: deps.childLabels,
-      created: (parent, child) => this.#news.made(refKey(parent), versionOf(child)),
+      created: (parent, child) => this.#made(refKey(parent), child),
       applied: (child) => {
-        for (const key of controllerKeys(child, plugin.for)) this.#news.made(key, versionOf(child));
+        for (const key of controllerKeys(child, plugin.for)) this.#made(key, child);
       },
       dryRun: deps.dryRun,
     });
@@ -174,6 +182,7 @@ export class Controller<T extends KubeObject = KubeObject> {
       problems: deps.problems,
       blocked: this.#blocked,
       news: this.#news,
+      bulkWrites: deps.bulkWrites,
       log: this.#log,
     }, {
       enqueue: (key, because) => this.#enqueue(key, because),
@@ -299,6 +308,13 @@ export class Controller<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** The visit of `key` wrote `child` as it wanted it (see VisitNews and BulkWrites). */
+  #made(key: string, child: KubeObject): void {
+    const version = versionOf(child);
+    this.#news.made(key, version);
+    if (this.#bulkVisits.has(key)) this.#deps.bulkWrites?.wrote(version);
+  }
+
   /** One visit of a key, traced and recorded: look, decide (`nextStep`), carry it out. */
   async #process(queue: WorkQueue, taken: Taken, abort: AbortSignal): Promise<void> {
     const { key } = taken;
@@ -339,10 +355,15 @@ export class Controller<T extends KubeObject = KubeObject> {
     );
     let visited: Visited<T>;
     this.#news.begin(key);
+    const bulk = taken.priority === "bulk";
+    const bulkVisitEnded = bulk ? this.#deps.bulkWrites?.visit(key) : undefined;
+    if (bulk) this.#bulkVisits.add(key);
     try {
       visited = await this.#visitor.visit(parent, key, deadline, recorder);
     } finally {
       deadline.end();
+      bulkVisitEnded?.();
+      this.#bulkVisits.delete(key);
       // Children that appeared or changed meanwhile, other than as it wrote them.
       if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "meanwhile" }));
     }

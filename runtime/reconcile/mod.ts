@@ -4,6 +4,7 @@
  * write-loop guard).
  */
 export * from "./applier.ts";
+export * from "./bulk_writes.ts";
 export * from "./cause.ts";
 export * from "./child_problems.ts";
 export * from "./controller.ts";

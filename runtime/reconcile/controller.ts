@@ -247,15 +247,18 @@ export class Controller<T extends KubeObject = KubeObject> {
 
   async #run(stop: AbortSignal, abort: AbortSignal): Promise<void> {
     const { metrics } = this.#deps;
+    const concurrency = this.plugin.concurrency ?? this.#deps.concurrency ?? 1;
     const queue = new WorkQueue({
       observer: metrics.queueObserver(this.name),
       priority: this.#deps.priorityQueue,
+      // While edits come, a quarter of the workers for bulk work: the backlog's writes in flight
+      // are what an edit's own write waits behind in the API server.
+      maxBulkInFlightWhileEditing: Math.max(1, Math.ceil(concurrency / 4)),
     });
     this.#queue = queue;
     metrics.trackQueue(this.name, queue);
     metrics.reconcilePanics.inc({ controller: this.name }, 0);
     metrics.terminalErrors.inc({ controller: this.name }, 0);
-    const concurrency = this.plugin.concurrency ?? this.#deps.concurrency ?? 1;
     metrics.maxConcurrent.set({ controller: this.name }, concurrency);
     metrics.activeWorkers.set({ controller: this.name }, 0);
     metrics.reconcileErrors.inc({ controller: this.name }, 0);

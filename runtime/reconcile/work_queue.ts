@@ -35,7 +35,17 @@ export interface WorkQueueOptions {
    * queue without priorities is: for comparing the two (bench:scale), or to rule this out.
    */
   priority?: boolean;
+  /**
+   * Bulk keys in workers' hands at once while edits come (one was added within
+   * `EDITS_RECENT_MS`); unbounded by default. Bulk visits write too, and a backlog's writes in
+   * flight are what an edit's own write waits behind in the API server; when edits stop, bulk work
+   * takes every worker again.
+   */
+  maxBulkInFlightWhileEditing?: number;
 }
+
+/** How long after an edit was added bulk work keeps to `maxBulkInFlightWhileEditing`. */
+export const EDITS_RECENT_MS = 2_000;
 
 /** A key handed to a worker, with why it was added. */
 export interface Taken {
@@ -82,6 +92,11 @@ export class WorkQueue {
   readonly #observer: QueueObserver;
   readonly #waiters: ((taken: Taken | undefined) => void)[] = [];
   readonly #priority: boolean;
+  readonly #maxBulkWhileEditing: number;
+  /** Bulk keys in workers' hands now. */
+  readonly #bulkInFlight = new Set<string>();
+  /** When an edit was last added (ms since the epoch). */
+  #editAddedAt = -Infinity;
   /** Edits handed out since the last bulk key, while bulk keys waited. */
   #editsInARow = 0;
   #shuttingDown = false;
@@ -91,6 +106,7 @@ export class WorkQueue {
     this.#backoff = new KeyedBackoff(options.baseDelayMs ?? 5, options.maxDelayMs ?? 1_000_000);
     this.#observer = options.observer ?? {};
     this.#priority = options.priority ?? true;
+    this.#maxBulkWhileEditing = options.maxBulkInFlightWhileEditing ?? Infinity;
   }
 
   /** Keys waiting for a worker (not counting delayed or in-flight ones). */
@@ -127,6 +143,7 @@ export class WorkQueue {
     if (this.#shuttingDown) return;
     const edit = !this.#priority || !causes || causes.list.some((c) => priorityOf(c) === "edit");
     const lane: Priority = edit ? "edit" : "bulk";
+    if (edit) this.#editAddedAt = Date.now();
     const dirty = this.#dirty.get(key);
     if (dirty) {
       for (const one of causes?.list ?? []) dirty.causes = withCause(dirty.causes, one);
@@ -209,6 +226,8 @@ export class WorkQueue {
     this.#observer.worked?.((Date.now() - started) / 1000);
     const dirty = this.#dirty.get(key);
     if (dirty && !this.#shuttingDown) this.#push(key, dirty.priority);
+    // A bulk key's worker is free: a bulk key held back may go now.
+    if (this.#bulkInFlight.delete(key)) this.#serve();
   }
 
   /** Stops handing out keys: waiting `get()` calls resolve `undefined`, timers are cancelled. */
@@ -227,16 +246,27 @@ export class WorkQueue {
   }
 
   #push(key: string, priority: Priority): void {
-    const waiter = this.#waiters.shift();
-    if (waiter) {
-      waiter(this.#take(key));
-      return;
-    }
     const lane = this.#lanes[priority];
     lane.keys.push(key);
     lane.size++;
     this.#waiting.set(key, priority);
     this.#observer.depth?.(lane.size, priority);
+    this.#serve();
+  }
+
+  /** Hands waiting workers the keys that may go now. */
+  #serve(): void {
+    while (this.#waiters.length > 0 && !this.#shuttingDown) {
+      const key = this.#shift();
+      if (key === undefined) return;
+      this.#waiters.shift()!(this.#take(key));
+    }
+  }
+
+  /** Whether a bulk key may go to a worker now (see `maxBulkInFlightWhileEditing`). */
+  get #bulkMayGo(): boolean {
+    return this.#bulkInFlight.size < this.#maxBulkWhileEditing ||
+      Date.now() - this.#editAddedAt >= EDITS_RECENT_MS;
   }
 
   /** A waiting bulk key an edit came for: to the end of the edit lane (its old place is skipped). */
@@ -251,7 +281,8 @@ export class WorkQueue {
   /** The next key: an edit, unless bulk keys have waited through `EDITS_PER_BULK` edits. */
   #shift(): string | undefined {
     const { edit, bulk } = this.#lanes;
-    const bulkTurn = bulk.size > 0 && (edit.size === 0 || this.#editsInARow >= EDITS_PER_BULK);
+    const bulkTurn = bulk.size > 0 && (edit.size === 0 || this.#editsInARow >= EDITS_PER_BULK) &&
+      this.#bulkMayGo;
     if (bulkTurn) {
       this.#editsInARow = 0;
       return this.#shiftFrom("bulk");
@@ -285,6 +316,7 @@ export class WorkQueue {
     this.#dirty.delete(key);
     this.#processing.set(key, now);
     const priority = dirty?.priority ?? "edit";
+    if (priority === "bulk") this.#bulkInFlight.add(key);
     const waitedMs = now - (dirty?.since ?? now);
     this.#observer.waited?.(waitedMs / 1000, priority);
     this.#observer.depth?.(this.#lanes[priority].size, priority);

@@ -2,7 +2,7 @@ import * as FakeTimers from "@sinonjs/fake-timers";
 import { expect } from "expect";
 import fc from "fast-check";
 import { cause } from "./cause.ts";
-import { EDITS_PER_BULK, WorkQueue } from "./work_queue.ts";
+import { EDITS_PER_BULK, EDITS_RECENT_MS, WorkQueue } from "./work_queue.ts";
 
 type Clock = ReturnType<typeof FakeTimers.install>;
 
@@ -311,4 +311,41 @@ Deno.test("without priority, one first-come-first-served line", async () => {
   queue.add("bulk", cause("start"));
   queue.add("edit", cause("updated"));
   expect([(await queue.get())?.key, (await queue.get())?.key]).toEqual(["bulk", "edit"]);
+});
+
+Deno.test(
+  "while edits come, bulk keys in workers' hands stay within the bound; edits still go",
+  withClock(async (clock) => {
+    const queue = new WorkQueue({ maxBulkInFlightWhileEditing: 2 });
+    for (const key of ["b1", "b2", "b3", "b4"]) queue.add(key, cause("start"));
+    queue.add("e1", cause("updated", { change: "spec" }));
+    const taken = [await queue.get(), await queue.get(), await queue.get()].map((t) => t?.key);
+    expect(taken).toEqual(["e1", "b1", "b2"]);
+    let third: string | undefined;
+    queue.get().then((t) => third = t?.key);
+    await Promise.resolve();
+    expect(third).toBeUndefined();
+    // An edit goes past the bound at once; the bulk key waits for a bulk key's worker.
+    queue.add("e2", cause("updated", { change: "spec" }));
+    await Promise.resolve();
+    expect(third).toBe("e2");
+    let fourth: string | undefined;
+    queue.get().then((t) => fourth = t?.key);
+    queue.done("e1");
+    await Promise.resolve();
+    expect(fourth).toBeUndefined();
+    queue.done("b1");
+    await Promise.resolve();
+    expect(fourth).toBe("b3");
+    // Edits went quiet: bulk work takes every worker again.
+    clock.tick(EDITS_RECENT_MS);
+    expect((await queue.get())?.key).toBe("b4");
+  }),
+);
+
+Deno.test("without edits, bulk work takes every worker: a cold start is not held back", async () => {
+  const queue = new WorkQueue({ maxBulkInFlightWhileEditing: 1 });
+  for (const key of ["b1", "b2", "b3"]) queue.add(key, cause("start"));
+  const taken = [await queue.get(), await queue.get(), await queue.get()].map((t) => t?.key);
+  expect(taken).toEqual(["b1", "b2", "b3"]);
 });

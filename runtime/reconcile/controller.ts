@@ -9,6 +9,7 @@ import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";
 import { type ObjectRef, objectRef, parseRefKey, refKey } from "../../kube/object_ref.ts";
 import { KeyedBackoff } from "../../util/backoff.ts";
+import { nextTurnIfDue } from "../../util/next_turn.ts";
 import type { PoolReader } from "../cache/mod.ts";
 import { causeOf, type EventRecorder, type Logger, WarningThrottle } from "../observe/mod.ts";
 import { ownedKinds, type Plugin } from "../plugin/mod.ts";
@@ -308,6 +309,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.#deps.metrics.activeWorkers.dec(labels);
         queue.done(taken.key);
       }
+      // A visit that wrote nothing never waited for I/O: without a turn of the event loop between
+      // visits, a backlog of them would hold the watch events of the edits made meanwhile.
+      await nextTurnIfDue();
     }
   }
 

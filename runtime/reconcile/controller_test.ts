@@ -269,3 +269,22 @@ Deno.test("controller: each visit is recorded for explain, with its causes and w
   expect(visits[1]).toMatchObject({ causes: ["retry"], next: "again in 60 s" });
   await c.stop();
 });
+
+Deno.test("controller: a backlog of visits that wait for nothing lets the event loop turn between them", async () => {
+  let visits = 0;
+  const c = controllerOf(definePlugin({
+    name: "quick",
+    for: THING,
+    writesStatus: false,
+    reconcile: () => {
+      visits++;
+    },
+  }));
+  for (let i = 0; i < 2000; i++) c.put(`k${i}`);
+  // What a watch event's arrival is to the thread: a task that needs a turn of the event loop.
+  let visitsWhenTheTimerRan: number | undefined;
+  setTimeout(() => visitsWhenTheTimerRan = visits, 0);
+  await eventually(() => expect(visits).toBe(2000));
+  expect(visitsWhenTheTimerRan).toBeLessThan(2000);
+  await c.stop();
+});

@@ -88,6 +88,8 @@ export interface ApplierDeps {
    * relabelled, on the way to that apply): the watch's echo of it needs no visit of the parent.
    */
   applied?: (child: KubeObject) => void;
+  /** Told of the parent as a status write of this plugin left it. */
+  statusWritten?: (parent: KubeObject) => void;
   /**
    * A dry run (its client sends every write as a server-side dry run): what would change is told
    * here, the status is not written at all, and nothing goes into the cache.
@@ -364,6 +366,7 @@ export class Applier {
         force: true,
         signal,
       });
+      this.#deps.statusWritten?.(written);
       for (const informer of this.#deps.pool.informers(this.#deps.for)) informer.observe(written);
       if (written.metadata?.resourceVersion !== meta.resourceVersion) this.#counted(parent);
     } catch (error) {

@@ -2,9 +2,10 @@
  * Which changes the process's own bulk work made (a start's, a resync's, a shard's visits): such a
  * change is bulk work too, for every plugin that hears of it. Otherwise a takeover that writes ten
  * thousand Modules puts ten thousand status visits in the edit lane, ahead of the status of the
- * object a person just made. A change is bulk-made when a bulk visit's write left that version, or
- * when it is of a child whose controller a bulk visit is visiting now: the watch often brings a
- * write's echo before the write's answer names its version.
+ * object a person just made. A change is bulk-made when a bulk visit's write (a child, or its
+ * parent's status) left that version, or when it is of a parent under a bulk visit now or of a child
+ * whose controller is: the watch often brings a write's echo before the write's answer names its
+ * version.
  */
 import type { KubeObject } from "../../kube/object.ts";
 import { ownerRefOf, refKey } from "../../kube/object_ref.ts";
@@ -46,10 +47,14 @@ export class BulkWrites {
     }
   }
 
-  /** Whether bulk work made `object` what it is now (every plugin may ask; asking forgets nothing). */
-  made(object: KubeObject): boolean {
+  /**
+   * Whether bulk work made `object` what it is now (every plugin may ask; asking forgets nothing).
+   * `key`, the object's own key when it is a parent: a bulk visit of it writes its status.
+   */
+  made(object: KubeObject, key?: string): boolean {
     if (this.#versions.has(versionOf(object))) return true;
     if (this.#visiting.size === 0) return false;
+    if (key !== undefined && this.#visiting.has(key)) return true;
     const namespace = object.metadata?.namespace;
     return (object.metadata?.ownerReferences ?? []).some((owner) => {
       if (!owner.controller) return false;

@@ -57,3 +57,16 @@ Deno.test("past its bound, the oldest version is forgotten first", () => {
   for (const rv of ["1", "2", "3"]) bulk.wrote(`m-uid@${rv}`);
   expect(["1", "2", "3"].map((rv) => bulk.made(module(rv)))).toEqual([false, true, true]);
 });
+
+Deno.test("a parent changed while a bulk visit of it is under way (its status) is bulk-made", () => {
+  const bulk = new BulkWrites();
+  const parent = { metadata: { name: "p", namespace: "ns", uid: "p-uid", resourceVersion: "3" } };
+  const ended = bulk.visit(PARENT);
+  expect(bulk.made(parent, PARENT)).toBe(true);
+  expect(bulk.made(parent, "Ptemplate.pt.example.com/ns/other")).toBe(false);
+  ended();
+  expect(bulk.made(parent, PARENT)).toBe(false);
+  // Its status write's echo after the visit: known by its version.
+  bulk.wrote("p-uid@3");
+  expect(bulk.made(parent, PARENT)).toBe(true);
+});

@@ -61,11 +61,11 @@ export function routeChanges(plugin: Plugin, deps: RouteDeps, sink: RouteSink): 
     const key = keyOf(change.object);
     if (change.type === "deleted") sink.gone(key);
     if (!ownSeen(change)) return;
-    const because = changeCause(
-      change.type === "added" ? "created" : change.type,
-      plugin.for,
-      change,
-    );
+    const made = changeCause(change.type === "added" ? "created" : change.type, plugin.for, change);
+    // Bulk work writes a parent's status, never its spec: a new generation is someone's edit.
+    const sameSpec = change.type === "updated" &&
+      change.old.metadata?.generation === change.object.metadata?.generation;
+    const because = sameSpec ? inLaneOf(made, change, deps.bulkWrites, key) : made;
     // Deletion starting always reaches a plugin with a finalizer, whatever its filter says.
     const deleting = change.type === "updated" && plugin.finalize &&
       !change.old.metadata?.deletionTimestamp && !!change.object.metadata?.deletionTimestamp;
@@ -177,8 +177,9 @@ export function inLaneOf(
   because: Cause,
   change: StoreChange<KubeObject>,
   bulkWrites: Pick<BulkWrites, "made"> | undefined,
+  key?: string,
 ): Cause {
-  const ours = change.type !== "deleted" && bulkWrites?.made(change.object);
+  const ours = change.type !== "deleted" && bulkWrites?.made(change.object, key);
   return ours ? { ...because, priority: "bulk" } : because;
 }
 

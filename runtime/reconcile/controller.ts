@@ -170,6 +170,11 @@ export class Controller<T extends KubeObject = KubeObject> {
       applied: (child) => {
         for (const key of controllerKeys(child, plugin.for)) this.#made(key, child);
       },
+      statusWritten: (parent) => {
+        if (this.#bulkVisits.has(this.#keyOf(parent))) {
+          deps.bulkWrites?.wrote(versionOf(parent));
+        }
+      },
       dryRun: deps.dryRun,
     });
     const related = [

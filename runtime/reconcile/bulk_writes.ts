@@ -11,6 +11,7 @@ import type { KubeObject } from "../../kube/object.ts";
 import { ownerRefOf, refKey } from "../../kube/object_ref.ts";
 import { versionOf } from "./visit_news.ts";
 
+/** What bulk visits of one process wrote and are writing (see the module doc). */
 export class BulkWrites {
   /** Versions (`versionOf`) bulk visits wrote, oldest first. */
   readonly #versions = new Set<string>();

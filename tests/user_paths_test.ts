@@ -48,6 +48,7 @@ const TASKS = [
   "bench:http-memory",
   "bench:namespaces",
   "bench:tracing",
+  "bench:memory-floor",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -518,6 +519,20 @@ await binariesTest(
           });
         },
       );
+
+      await t.step("bench:memory-floor, once: every row, the operator above deno", async () => {
+        const result = ok(
+          await runDocumented("deno task bench:memory-floor --repeat 1 --out floor.json", here),
+        );
+        expect(result.stdout).toMatch(/^\| the operator \(as bench:scale runs it\) \| [\d.]+ \|/m);
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/floor.json`));
+        const rss = (name: string) =>
+          json.rows.find((r: { name: string }) => r.name === name).rssMiB;
+        // An operator that has loaded its modules and synced its caches holds more than deno idle.
+        expect(rss("the operator (as bench:scale runs it)")).toBeGreaterThan(
+          rss("an empty program"),
+        );
+      });
 
       await t.step("bench:scale, small: the table and its JSON", async () => {
         const result = ok(

@@ -1,0 +1,190 @@
+/**
+ * `deno task bench:memory-floor`: where the memory of the operator's empty process goes. Against
+ * an empty cluster (the CRDs installed, the operator's RBAC, its ServiceAccount's token), each row
+ * a process of its own with the start task's flags and environment, its resident set read 5 s
+ * after it is ready (the operator: its caches synced), split into anonymous memory (V8's heap,
+ * malloc) and file pages (mostly the deno executable's code), the median of `--repeat` runs:
+ *
+ * - an empty program: what `deno run` costs with nothing to do; the same importing one npm package
+ *   (Node compatibility and the npm resolution wake up), and importing the operator's modules;
+ * - the operator's I/O alone (`memory_floor_io.ts`): a TLS client listing and watching the kinds
+ *   the operator caches, and an HTTP server, without the operator;
+ * - the operator, as bench:scale measures it (its kubeconfig in YAML's JSON form), and with a
+ *   kubeconfig in YAML, which loads the YAML parser;
+ * - the operator with V8 and Deno options that trade memory against CPU, for the record.
+ *
+ *   deno task bench:memory-floor [--repeat 3] [--out bench/results/memory-floor.json]
+ */
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import { KMM_MODULE_CRD_FILE } from "../crds/kmm_module.ts";
+import { ControlPlane } from "../testing/control_plane.ts";
+import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
+import { permissionFlags, runtimeOptions, taskEnv } from "../tests/fixtures/operator_command.ts";
+import { sleep } from "../util/sleep.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: { repeat: { type: "string", default: "3" }, out: { type: "string" } },
+});
+const REPEAT = Number(values.repeat);
+const say = (line: string) => console.error(`bench: ${line}`);
+
+/** One row: what runs, and how it says it is ready. */
+interface Row {
+  name: string;
+  args: string[];
+  ready: (line: string) => boolean;
+  /** Deno options instead of the start task's (`--no-code-cache`). */
+  options?: string[];
+  /** Added to the start task's V8 flags. */
+  v8?: string;
+}
+
+interface Sample {
+  rssMiB: number;
+  anonMiB: number;
+  fileMiB: number;
+}
+
+/** Runs `row` once: its resident set 5 s after it is ready. */
+async function sample(row: Row): Promise<Sample> {
+  const flags = permissionFlags("start").map((flag) =>
+    row.v8 && flag.startsWith("--v8-flags=") ? `${flag},${row.v8}` : flag
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...row.options ?? runtimeOptions("start"), ...flags, ...row.args],
+    env: taskEnv("start"),
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let ready = false;
+  const watch = async (stream: ReadableStream<Uint8Array>) => {
+    let buffered = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      if (lines.some(row.ready)) ready = true;
+    }
+  };
+  const following = Promise.all([watch(child.stdout), watch(child.stderr)]);
+  try {
+    for (let i = 0; !ready; i++) {
+      if (i > 600) throw new Error(`${row.name}: not ready after 60 s`);
+      await sleep(100);
+    }
+    await sleep(5_000);
+    // Read by `cat`: Deno asks for every permission before it reads `/proc` itself.
+    const cat = await new Deno.Command("cat", { args: [`/proc/${child.pid}/status`] }).output();
+    const status = new TextDecoder().decode(cat.stdout);
+    const mib = (field: string) =>
+      Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
+    return { rssMiB: mib("VmRSS"), anonMiB: mib("RssAnon"), fileMiB: mib("RssFile") };
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await following;
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+
+const plane = await ControlPlane.start({
+  crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
+  progress: say,
+});
+const rows: (Row & Sample & { runs: Sample[] })[] = [];
+try {
+  await installAllButDeployment(plane.client(), await kustomize(plane.binaries.kubectl, "deploy"));
+  const identity = await plane.serviceAccountIdentity(
+    "ptemplate-operator-system",
+    "ptemplate-operator",
+  );
+  const json = identity.kubeconfigPath;
+  const yaml = `${json}.yaml`;
+  await Deno.writeTextFile(yaml, stringify(JSON.parse(await Deno.readTextFile(json))), {
+    mode: 0o600,
+  });
+  const here = (file: string) => new URL(file, import.meta.url).pathname;
+  const operator = (kubeconfig: string) => [
+    here("../main.ts"),
+    "run",
+    `--kubeconfig=${kubeconfig}`,
+    "--metrics-bind-address=127.0.0.1:0",
+    "--health-probe-bind-address=0",
+    "--log-format=json",
+  ];
+  const synced = (line: string) => line.includes('"caches synced"');
+  const table: Row[] = [
+    { name: "an empty program", args: [here("memory_floor_idle.ts")], ready: (l) => l === "ready" },
+    {
+      name: "an empty program that imports one npm package (LogTape)",
+      args: [here("memory_floor_idle.ts"), "@logtape/logtape"],
+      ready: (l) => l === "ready",
+    },
+    {
+      name: "the operator's modules loaded, nothing run",
+      args: [here("memory_floor_idle.ts"), new URL("../cli/operator.ts", import.meta.url).href],
+      ready: (l) => l === "ready",
+    },
+    {
+      name: "the operator's I/O alone",
+      args: [here("memory_floor_io.ts"), json],
+      ready: (l) => l === "ready",
+    },
+    { name: "the operator (as bench:scale runs it)", args: operator(json), ready: synced },
+    { name: "the operator, a YAML kubeconfig", args: operator(yaml), ready: synced },
+    { name: "the operator with V8's code cache", args: operator(json), ready: synced, options: [] },
+    {
+      name: "the operator, young generation of 1 MiB",
+      args: operator(json),
+      ready: synced,
+      v8: "--max-semi-space-size=1",
+    },
+    { name: "the operator, --lite-mode", args: operator(json), ready: synced, v8: "--lite-mode" },
+  ];
+  for (const row of table) {
+    const runs: Sample[] = [];
+    for (let i = 0; i < REPEAT; i++) runs.push(await sample(row));
+    const result = {
+      ...row,
+      rssMiB: median(runs.map((r) => r.rssMiB)),
+      anonMiB: median(runs.map((r) => r.anonMiB)),
+      fileMiB: median(runs.map((r) => r.fileMiB)),
+      runs,
+    };
+    rows.push(result);
+    say(`${row.name}: ${result.rssMiB.toFixed(1)} MiB`);
+  }
+} finally {
+  await plane.stop();
+}
+
+const command = `deno task bench:memory-floor --repeat ${REPEAT}`;
+console.log(`\n${command}\n`);
+console.log("| process, against an empty cluster | RSS MiB | anonymous | file pages |");
+console.log("| --- | --- | --- | --- |");
+for (const r of rows) {
+  console.log(
+    `| ${r.name} | ${r.rssMiB.toFixed(1)} | ${r.anonMiB.toFixed(1)} | ${r.fileMiB.toFixed(1)} |`,
+  );
+}
+if (values.out) {
+  await Deno.writeTextFile(
+    values.out,
+    JSON.stringify(
+      {
+        command,
+        date: new Date().toISOString(),
+        deno: Deno.version.deno,
+        flags: [...runtimeOptions("start"), ...permissionFlags("start")],
+        env: taskEnv("start"),
+        rows: rows.map(({ ready: _, args: __, ...row }) => row),
+      },
+      null,
+      2,
+    ) + "\n",
+  );
+  say(`wrote ${values.out}`);
+}

@@ -268,7 +268,9 @@ export class Applier {
           verb = "Created";
           this.#counted(parent, child);
         } else {
-          const { replaced, changed } = await this.#writer.update(kind, stamped, cached, signal);
+          // Unclaimed (adopted, or its entries cleared): what the answer shows is looked at again.
+          const written = await this.#writer.update(kind, stamped, cached, signal, !claimed);
+          const { replaced, changed } = written;
           verb = replaced ? "Replaced" : adopting ? "Adopted" : "Updated";
           if (replaced) detail = `: ${replaced}, so it is deleted and created anew`;
           // A write the server found nothing to change in (our cache was behind) is no write. (A

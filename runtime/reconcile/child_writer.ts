@@ -90,13 +90,16 @@ export class ChildWriter {
 
   /**
    * Applies a child we control (or adopt), guarded by its uid. Says what forced a replacement, if
-   * one was needed and the plugin allows it, and whether the object changed at all.
+   * one was needed and the plugin allows it, and whether the object changed at all. `lookAgain`:
+   * the answer needs another visit even when it is as wanted (a child we had no field entry in:
+   * only the answer says which of its fields are someone else's).
    */
   async update(
     kind: OwnedKind,
     stamped: KubeObject,
     cached: KubeObject,
     signal: AbortSignal,
+    lookAgain = false,
   ): Promise<{ replaced?: string; changed: boolean }> {
     const { resource } = kind;
     const uid = cached.metadata!.uid!;
@@ -106,7 +109,9 @@ export class ChildWriter {
         ...stamped,
         metadata: { ...stamped.metadata, uid },
       }, { fieldManager: this.#deps.manager, force: true, signal });
-      if (!this.#deps.dryRun && childUpToDate(stamped, applied, this.#deps.operator)) {
+      if (
+        !this.#deps.dryRun && !lookAgain && childUpToDate(stamped, applied, this.#deps.operator)
+      ) {
         this.#deps.applied?.(applied);
       }
       this.observe(resource, applied);

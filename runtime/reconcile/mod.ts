@@ -8,6 +8,7 @@ export * from "./bulk_writes.ts";
 export * from "./cause.ts";
 export * from "./child_problems.ts";
 export * from "./controller.ts";
+export * from "./controller_deps.ts";
 export * from "./controller_checks.ts";
 export * from "./controller_metrics.ts";
 export * from "./desired_state.ts";

@@ -4,7 +4,7 @@
  * would hold the thread until it drained, and the watch events of people's edits, the probes and
  * the lease renewal would wait behind it. The turn is a timer, not `setImmediate`: Deno carries a
  * socket's bytes through to a stream's reader while its loop waits, which a timer makes it do; an
- * immediate lets that go one step, so a chunk took some fifty of them.
+ * immediate lets that go only a step at a time (bench/README.md, "10,000 Ptemplates").
  */
 
 /** When the thread last came back from a turn given (`performance.now()`). */

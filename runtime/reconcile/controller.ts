@@ -251,8 +251,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         this.#deps.metrics.activeWorkers.dec(labels);
         queue.done(taken.key);
       }
-      // A visit that wrote nothing never waited for I/O: without a turn of the event loop every
-      // 20 ms, a backlog of them would hold the watch events of the edits made meanwhile.
+      // A visit that wrote nothing never waited for I/O: without a turn of the event loop now and
+      // then, a backlog of them would hold the timers (the lease's renewal, the probes) until it
+      // drained.
       await nextTurnIfDue();
     }
   }

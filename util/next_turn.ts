@@ -9,11 +9,20 @@
 
 /** When the thread last came back from a turn given (`performance.now()`). */
 let turnBegan = performance.now();
+/** The turn asked for and not yet given: every caller until then waits for this one. */
+let pending: Promise<void> | undefined;
 
-/** Waits for the event loop's next turn. */
+/**
+ * Waits for the event loop's next turn, the same one for every caller until it comes. A timer
+ * each would not do: many workers, each resumed by its own timer while the others' are still
+ * due, keep the thread busy from one timer to the next, and Deno reads no socket until timers
+ * run out (a watch's events waited for the whole backlog). One shared timer stops them all at
+ * once, so the thread goes idle for the turn.
+ */
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) =>
+  return pending ??= new Promise((resolve) =>
     setTimeout(() => {
+      pending = undefined;
       turnBegan = performance.now();
       resolve();
     }, 0)

@@ -10,8 +10,11 @@
  * work, `start`):
  * - `takeover`: every Ptemplate's spec.maxdev was changed while no operator ran, so every visit
  *   of the backlog writes a Module;
- * - `restart`: over the converged state, so every visit of the backlog writes nothing.
- * From the moment its caches have synced until its queues report the backlog drained
+ * - `restart`: over the converged state, so every visit of the backlog writes nothing;
+ * - `resync`: the periodic resync of a running operator (`--resync-period`), over the converged
+ *   state once its start's backlog has drained: every key queued again as bulk work, in a process
+ *   whose watches were open all along.
+ * From the moment its caches have synced (or the resync began) until its queues report the backlog drained
  * (benc./queue_metrics.ts), the bench makes `--rate` changes a second: three of four set one
  * Ptemplate's spec.maxdev, the fourth creates a Ptemplate. Each change is timed from its write's
  * answer to when the bench's own watch saw its child as it asks (bench/child_watch.ts): the
@@ -67,7 +70,13 @@ const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 /** How long a change made during a backlog may take to reach its child before it counts missing. */
 const MISSING_AFTER_MS = 120_000;
 /** The backlogs, and the queues each is measured with, in the order they run. */
-const SCENARIOS = ["takeover", "restart"] as const;
+const SCENARIOS = ["takeover", "restart", "resync"] as const;
+/**
+ * The resync period of the `resync` scenario, in seconds: its first resync comes well after its
+ * start's backlog (a restart's, a few seconds at 10,000) has drained.
+ */
+const RESYNC_S = Math.max(60, COUNT / 100);
+const RESYNC_LINE = "resync: every object queued again";
 const QUEUES = [["priority", true], ["fifo", false]] as const;
 
 type Scenario = typeof SCENARIOS[number];
@@ -126,7 +135,10 @@ const result: Record<string, unknown> = {
   loadAverageBefore: loadAverage(),
 };
 const plane = await startPlane(CLUSTER, say);
-const figures: Record<Scenario, Record<string, unknown>> = { takeover: {}, restart: {} };
+const figures = Object.fromEntries(SCENARIOS.map((s) => [s, {}])) as Record<
+  Scenario,
+  Record<string, unknown>
+>;
 let watch: ChildWatch | undefined;
 try {
   const admin = plane.client();
@@ -143,8 +155,8 @@ try {
     ...(CONCURRENCY === undefined ? [] : [`--concurrency=${CONCURRENCY}`]),
   ];
   /** A fresh operator process, resolved once its caches have synced. */
-  const start = async (priority: boolean) => {
-    const operator = OperatorRun.start([...operatorArgs, `--priority-queue=${priority}`]);
+  const start = async (priority: boolean, ...args: string[]) => {
+    const operator = OperatorRun.start([...operatorArgs, `--priority-queue=${priority}`, ...args]);
     while (!operator.lines.some((l) => l.msg === "caches synced")) {
       if (await Promise.race([operator.child.status.then(() => true), sleep(50)])) {
         throw new Error(`the operator exited: ${JSON.stringify(operator.lines.slice(-5))}`);
@@ -185,16 +197,28 @@ try {
         );
         say(`${names.length} specs changed in ${(Date.now() - bumpStarted) / 1000} s`);
       }
-      const operator = await start(priority);
-      const began = Date.now();
+      const operator = scenario === "resync"
+        ? await start(priority, `--resync-period=${RESYNC_S}`)
+        : await start(priority);
       const port = await operator.port("metrics");
       const backlog = names.length;
       const metrics = async () => await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      /** The queues just before the backlog measured: a resync's comes after its start's. */
+      let since: ReturnType<typeof queuesOf> | undefined;
+      if (scenario === "resync") {
+        while (!drained(queuesOf(await metrics()), { count: backlog, priority })) await sleep(100);
+        since = queuesOf(await metrics());
+        if (operator.lines.some((l) => l.msg === RESYNC_LINE)) {
+          throw new Error(`a resync came before the start's backlog drained: raise RESYNC_S`);
+        }
+        while (!operator.lines.some((l) => l.msg === RESYNC_LINE)) await sleep(10);
+      }
+      const began = Date.now();
       let drainedAt: number | undefined;
       let pollFailed = false;
       const polling = (async () => {
         while (drainedAt === undefined) {
-          if (drained(queuesOf(await metrics()), { count: backlog, priority })) {
+          if (drained(queuesOf(await metrics()), { count: backlog, priority, since })) {
             drainedAt = Date.now();
           } else await sleep(100);
         }

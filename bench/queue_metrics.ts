@@ -36,8 +36,9 @@ export function queuesOf(metrics: string): Map<string, QueueLanes> {
 }
 
 /**
- * Whether the backlog of `count` objects, queued at once when the queues began, has drained from
- * every queue that took it (at least one must have; one that took fewer has not had it, or holds
+ * Whether the backlog of `count` objects, queued at once when the queues began (or, with `since`,
+ * the queues' state just before it: a resync's in a running process), has drained from every
+ * queue that took it (at least one must have; one that took fewer has not had it, or holds
  * another kind). With priorities its keys waited in the `bulk` lane, which must be empty (an edit
  * that came for one of them moved it to the `edit` lane). Without, everything waits in one line
  * (the `edit` lane), where what came later waits behind it: once `count` keys have been handed
@@ -45,13 +46,17 @@ export function queuesOf(metrics: string): Map<string, QueueLanes> {
  */
 export function drained(
   queues: Map<string, QueueLanes>,
-  options: { count: number; priority: boolean },
+  options: { count: number; priority: boolean; since?: Map<string, QueueLanes> },
 ): boolean {
   const lane = options.priority ? "bulk" : "edit";
-  const backlogged = [...queues.values()].filter((q) => (q.adds[lane] ?? 0) >= options.count);
+  const counted = (name: string, field: "adds" | "taken") =>
+    (queues.get(name)?.[field][lane] ?? 0) - (options.since?.get(name)?.[field][lane] ?? 0);
+  const backlogged = [...queues.keys()].filter((name) => counted(name, "adds") >= options.count);
   return backlogged.length > 0 &&
-    backlogged.every((q) =>
-      options.priority ? (q.depth[lane] ?? 0) === 0 : (q.taken[lane] ?? 0) >= options.count
+    backlogged.every((name) =>
+      options.priority
+        ? (queues.get(name)!.depth[lane] ?? 0) === 0
+        : counted(name, "taken") >= options.count
     );
 }
 

@@ -53,6 +53,27 @@ Deno.test("drained: not before any queue has taken the backlog", () => {
   expect(drained(new Map(), { count: 10, priority: true })).toBe(false);
 });
 
+Deno.test("drained since a state: only what was queued after it counts", () => {
+  const before = queuesOf(metrics([
+    ["adds_total", "a", "bulk", 10],
+    ["adds_total", "a", "edit", 10],
+    ["queue_duration_seconds_count", "a", "edit", 10],
+  ]));
+  const now = (adds: number, depth: number, taken: number) =>
+    queuesOf(metrics([
+      ["adds_total", "a", "bulk", adds],
+      ["depth", "a", "bulk", depth],
+      ["adds_total", "a", "edit", adds],
+      ["queue_duration_seconds_count", "a", "edit", taken],
+    ]));
+  // The first backlog's adds alone are not the second's.
+  expect(drained(now(10, 0, 10), { count: 10, priority: true, since: before })).toBe(false);
+  expect(drained(now(20, 3, 15), { count: 10, priority: true, since: before })).toBe(false);
+  expect(drained(now(20, 0, 20), { count: 10, priority: true, since: before })).toBe(true);
+  expect(drained(now(20, 0, 19), { count: 10, priority: false, since: before })).toBe(false);
+  expect(drained(now(20, 0, 20), { count: 10, priority: false, since: before })).toBe(true);
+});
+
 Deno.test("meansMs: a histogram's mean per label, summed over the others", () => {
   const text = [
     'workqueue_queue_duration_seconds_bucket{name="a",priority="edit",le="1"} 2',

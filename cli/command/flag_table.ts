@@ -225,6 +225,14 @@ export const RUN = {
       "a person's edit (false: one line, first come first served)",
     default: true,
   },
+  "resync-period": {
+    kind: "number",
+    placeholder: "SECONDS",
+    help: "every object is visited again this often, changed or not, as bulk work behind edits " +
+      "(a converged object writes nothing); shorter catches what was missed sooner",
+    valid: seconds(),
+    default: 36_000,
+  },
   "visit-history": {
     kind: "integer",
     placeholder: "N",

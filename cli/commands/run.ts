@@ -110,6 +110,7 @@ export const runCommand = defineCommand({
       metricsReaderRole: metricsRoles(operator).reader,
       visitHistory: values["visit-history"],
       priorityQueue: values["priority-queue"],
+      resyncPeriodMs: values["resync-period"] * 1000,
       concurrency: values.concurrency,
       reconcileTimeoutMs: values["reconcile-timeout"] * 1000,
       runnerFor: isolatedRunners(entries, {

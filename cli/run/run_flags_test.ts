@@ -142,6 +142,13 @@ const FLAGS: Record<keyof typeof RUN, Row> = {
     takes: ["true", "false"],
     refuses: [["maybe", /true or false/]],
   },
+  "resync-period": {
+    takes: ["0.5", "36000"],
+    refuses: [EMPTY, ["0", /must be above 0 and at most 2147483 seconds, not 0/], [
+      "10h",
+      /number/,
+    ]],
+  },
   "visit-history": {
     takes: ["1", "5000"],
     refuses: [EMPTY, ["0", /from 1 to 1000000 visits, not 0/], [

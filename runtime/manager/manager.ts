@@ -264,12 +264,17 @@ export class Manager {
     return Promise.all(this.controllers.map((c) => c.firstPass)).then(() => undefined);
   }
 
+  /** Puts every object on its controllers' queues (bulk work) every resync period, from now on. */
+  #resyncEvery(): ReturnType<typeof setInterval> {
+    return setInterval(() => {
+      this.#log.info("resync: every object queued again");
+      this.controllers.forEach((c) => c.enqueueAll(cause("resync")));
+    }, this.#options.resyncPeriodMs ?? 10 * 3600_000);
+  }
+
   /** Runs the controllers while this instance leads (at once, without leader election). */
   async #lead(signal: AbortSignal): Promise<void> {
-    const resync = setInterval(
-      () => this.controllers.forEach((c) => c.enqueueAll(cause("resync"))),
-      this.#options.resyncPeriodMs ?? 10 * 3600_000,
-    );
+    const resync = this.#resyncEvery();
     try {
       if (this.#elector) {
         await this.#elector.run(signal, {
@@ -291,10 +296,7 @@ export class Manager {
    * has handed every shard over (drained) after `signal`.
    */
   async #serveShards(ring: ShardRing, signal: AbortSignal): Promise<void> {
-    const resync = setInterval(
-      () => this.controllers.forEach((c) => c.enqueueAll(cause("resync"))),
-      this.#options.resyncPeriodMs ?? 10 * 3600_000,
-    );
+    const resync = this.#resyncEvery();
     this.#group.start();
     try {
       await ring.run(signal);

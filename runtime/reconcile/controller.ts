@@ -194,8 +194,11 @@ export class Controller<T extends KubeObject = KubeObject> {
     const queue = new WorkQueue({
       observer: metrics.queueObserver(this.name),
       priority: this.#deps.priorityQueue,
-      // While edits come, a quarter of the workers for bulk work: the backlog's writes in flight
-      // are what an edit's own write waits behind in the API server.
+      // An eighth of the workers (none of a few: one slow bulk visit must not halve what a
+      // backlog has) is kept for edits, so that an edit does not wait for a bulk visit to end;
+      // while edits come, a quarter of the workers for bulk work: the backlog's writes in
+      // flight are what an edit's own write waits behind in the API server.
+      maxBulkInFlight: concurrency - Math.floor(concurrency / 8),
       maxBulkInFlightWhileEditing: Math.max(1, Math.ceil(concurrency / 4)),
     });
     this.#queue = queue;

@@ -36,6 +36,13 @@ export interface WorkQueueOptions {
    */
   priority?: boolean;
   /**
+   * Bulk keys in workers' hands at once, always; unbounded by default. Below the number of
+   * workers, it keeps the rest free for edits: the first edit during a backlog finds a worker at
+   * once instead of waiting for a bulk visit to end (at a takeover, with every worker writing,
+   * seconds).
+   */
+  maxBulkInFlight?: number;
+  /**
    * Bulk keys in workers' hands at once while edits come (one was added within
    * `EDITS_RECENT_MS`); unbounded by default. Bulk visits write too, and a backlog's writes in
    * flight are what an edit's own write waits behind in the API server; when edits stop, bulk work
@@ -92,6 +99,7 @@ export class WorkQueue {
   readonly #observer: QueueObserver;
   readonly #waiters: ((taken: Taken | undefined) => void)[] = [];
   readonly #priority: boolean;
+  readonly #maxBulk: number;
   readonly #maxBulkWhileEditing: number;
   /** Bulk keys in workers' hands now. */
   readonly #bulkInFlight = new Set<string>();
@@ -106,6 +114,7 @@ export class WorkQueue {
     this.#backoff = new KeyedBackoff(options.baseDelayMs ?? 5, options.maxDelayMs ?? 1_000_000);
     this.#observer = options.observer ?? {};
     this.#priority = options.priority ?? true;
+    this.#maxBulk = options.maxBulkInFlight ?? Infinity;
     this.#maxBulkWhileEditing = options.maxBulkInFlightWhileEditing ?? Infinity;
   }
 
@@ -263,10 +272,11 @@ export class WorkQueue {
     }
   }
 
-  /** Whether a bulk key may go to a worker now (see `maxBulkInFlightWhileEditing`). */
+  /** Whether a bulk key may go to a worker now (see `maxBulkInFlight…`). */
   get #bulkMayGo(): boolean {
-    return this.#bulkInFlight.size < this.#maxBulkWhileEditing ||
-      Date.now() - this.#editAddedAt >= EDITS_RECENT_MS;
+    const inFlight = this.#bulkInFlight.size;
+    return inFlight < this.#maxBulk &&
+      (inFlight < this.#maxBulkWhileEditing || Date.now() - this.#editAddedAt >= EDITS_RECENT_MS);
   }
 
   /** A waiting bulk key an edit came for: to the end of the edit lane (its old place is skipped). */

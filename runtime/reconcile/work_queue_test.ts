@@ -349,3 +349,22 @@ Deno.test("without edits, bulk work takes every worker: a cold start is not held
   const taken = [await queue.get(), await queue.get(), await queue.get()].map((t) => t?.key);
   expect(taken).toEqual(["b1", "b2", "b3"]);
 });
+
+Deno.test("bulk keys never take the workers kept for edits: an edit finds one free", async () => {
+  const queue = new WorkQueue({ maxBulkInFlight: 2 });
+  for (const key of ["b1", "b2", "b3"]) queue.add(key, cause("start"));
+  const taken = [await queue.get(), await queue.get()].map((t) => t?.key);
+  expect(taken).toEqual(["b1", "b2"]);
+  let third: string | undefined;
+  queue.get().then((t) => third = t?.key);
+  await Promise.resolve();
+  expect(third).toBeUndefined();
+  queue.add("e1", cause("updated", { change: "spec" }));
+  await Promise.resolve();
+  expect(third).toBe("e1");
+  let fourth: string | undefined;
+  queue.get().then((t) => fourth = t?.key);
+  queue.done("b1");
+  await Promise.resolve();
+  expect(fourth).toBe("b3");
+});

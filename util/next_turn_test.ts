@@ -66,3 +66,13 @@ Deno.test("callers while a turn is pending share it", async () => {
   expect(nextTurn()).not.toBe(turn);
   await nextTurn();
 });
+
+Deno.test("a turn ends after every timer due when it began: the loop has waited once", async () => {
+  const order: string[] = [];
+  const turn = nextTurn().then(() => order.push("turn"));
+  // Due at once: the loop runs such timers without looking at its sockets. The turn's end must
+  // come after them, from a timer that was not due when the loop looked.
+  setTimeout(() => order.push("due"), 0);
+  await turn;
+  expect(order).toEqual(["due", "turn"]);
+});

@@ -125,10 +125,11 @@ Deno.test("controller: a change visits its object; ten changes before a worker c
     },
   }));
   c.put("hold");
-  await settle();
+  await eventually(() => expect(visits).toEqual(["hold:undefined"]));
   // The one worker is busy: these pile up and fold into one visit with the latest state.
   for (let n = 0; n < 10; n++) c.put("a", { n: String(n) });
   release();
+  await eventually(() => expect(visits.length).toBeGreaterThanOrEqual(2));
   await settle();
   expect(visits).toEqual(["hold:undefined", "a:9"]);
   await c.stop();
@@ -177,7 +178,8 @@ Deno.test("controller: a failure is retried after its backoff; a requeue comes b
     },
   }));
   c.put("a");
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await eventually(() => expect(calls).toBe(3));
+  await settle();
   expect(calls).toBe(3);
   await c.stop();
 });
@@ -194,6 +196,7 @@ Deno.test("controller: a deleted object's plugin is told, once", async () => {
   c.put("a");
   await settle();
   c.remove("a");
+  await eventually(() => expect(deleted.length).toBe(1));
   await settle();
   expect(deleted).toEqual(["a"]);
   await c.stop();
@@ -209,7 +212,8 @@ Deno.test("controller: a plugin's debounce folds a burst into one visit", async 
     reconcile: (cm) => void visits.push(cm.data?.n ?? ""),
   }));
   for (let n = 0; n < 5; n++) c.put("a", { n: String(n) });
-  await new Promise((resolve) => setTimeout(resolve, 80));
+  await eventually(() => expect(visits.length).toBe(1));
+  await new Promise((resolve) => setTimeout(resolve, 50));
   expect(visits).toEqual(["4"]);
   await c.stop();
 });
@@ -227,7 +231,8 @@ Deno.test("controller: reconciles that keep passing their deadline are put aside
     },
   }));
   c.put("a", {}, { generation: 1 });
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await eventually(() => expect(c.events).toContain("ReconcileQuarantined"));
+  await settle();
   // Three in a row past the deadline, each an Event: then quarantined, and not visited again.
   expect(calls).toBe(3);
   expect(c.events).toEqual([
@@ -238,8 +243,7 @@ Deno.test("controller: reconciles that keep passing their deadline are put aside
   ]);
   // A new generation releases it.
   c.put("a", { fixed: "yes" }, { generation: 2 });
-  await settle();
-  expect(calls).toBe(4);
+  await eventually(() => expect(calls).toBe(4));
   await c.stop();
 });
 
@@ -255,7 +259,7 @@ Deno.test("controller: each visit is recorded for explain, with its causes and w
     },
   }));
   c.put("a", { n: "1" });
-  await settle();
+  await eventually(() => expect(c.controller.history.of(`ConfigMap/ns/a`).length).toBe(2));
   const visits = c.controller.history.of(
     `ConfigMap/ns/a`,
   );

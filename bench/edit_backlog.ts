@@ -5,21 +5,22 @@
  *
  *   deno task bench:backlog [--count 1000] [--rate 5] [--concurrency N] [--out file.json]
  *
- * N Ptemplates, converged by a first operator. Then, for each queue, two backlogs, each a fresh
- * operator process (what a new leader does too: it lists everything and queues every key as bulk
- * work, `start`):
+ * N Ptemplates, converged by a first operator. Then, for each queue, three backlogs, each in a
+ * fresh operator process (what a new leader does too: it lists everything and queues every key as
+ * bulk work, `start`):
  * - `takeover`: every Ptemplate's spec.maxdev was changed while no operator ran, so every visit
  *   of the backlog writes a Module;
  * - `restart`: over the converged state, so every visit of the backlog writes nothing;
  * - `resync`: the periodic resync of a running operator (`--resync-period`), over the converged
  *   state once its start's backlog has drained: every key queued again as bulk work, in a process
  *   whose watches were open all along.
- * From the moment its caches have synced (or the resync began) until its queues report the backlog drained
- * (benc./queue_metrics.ts), the bench makes `--rate` changes a second: three of four set one
- * Ptemplate's spec.maxdev, the fourth creates a Ptemplate. Each change is timed from its write's
- * answer to when the bench's own watch saw its child as it asks (bench/child_watch.ts): the
- * Module's `max_dev`, or the new Ptemplate's Module and DaemonSet. Not a test: its numbers are
- * the machine's, and the ratios between the two queues in one run are what travel.
+ * From the moment its caches have synced (or the resync began) until its queues report the
+ * backlog drained (bench/queue_metrics.ts), the bench makes `--rate` changes a second: three of
+ * four set one Ptemplate's spec.maxdev, the fourth creates a Ptemplate. Each change is timed from
+ * its write's answer to when the bench's own watch saw its child as it asks
+ * (bench/child_watch.ts): the Module's `max_dev`, or the new Ptemplate's Module and DaemonSet. Not
+ * a test: its numbers are the machine's, and the ratios between the two queues in one run are
+ * what travel.
  */
 import { parseArgs } from "node:util";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
@@ -73,7 +74,7 @@ const MISSING_AFTER_MS = 120_000;
 const SCENARIOS = ["takeover", "restart", "resync"] as const;
 /**
  * The resync period of the `resync` scenario, in seconds: its first resync comes well after its
- * start's backlog (a restart's, a few seconds at 10,000) has drained.
+ * start's backlog (a restart's) has drained.
  */
 const RESYNC_S = Math.max(60, COUNT / 100);
 const RESYNC_LINE = "resync: every object queued again";

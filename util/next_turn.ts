@@ -18,10 +18,10 @@ let pending: Promise<void> | undefined;
  * resumed by its own timer while the others' are still due, keep the thread busy from one timer
  * to the next. Nor would one timer alone: when the workers still finishing their visits take
  * longer than its delay, it is due as soon as they are done, and Deno runs a due timer without
- * polling its sockets (a trace showed no `epoll_wait` for 1.3 s of a resync, and a watch's events
- * and our writes waited that long). So the first timer runs once every visit under way has ended,
- * and sets a second, 1 ms away: nothing is due then, the loop waits, and reads and writes what
- * its sockets have.
+ * polling its sockets, so a watch's events and our writes would wait for the whole backlog
+ * (bench/README.md, "10,000 Ptemplates"). So the first timer runs once every visit under way has
+ * ended, and sets a second, a millisecond away: nothing is due then, the loop waits, and reads and
+ * writes what its sockets have.
  */
 export function nextTurn(): Promise<void> {
   return pending ??= new Promise((resolve) =>

@@ -255,8 +255,8 @@ export class Controller<T extends KubeObject = KubeObject> {
         queue.done(taken.key);
       }
       // A visit that wrote nothing never waited for I/O: without a turn of the event loop now and
-      // then, a backlog of them would hold the timers (the lease's renewal, the probes) until it
-      // drained.
+      // then, a backlog of them would hold the watches' events (the edits made meanwhile) and the
+      // timers (the lease's renewal, the probes) until it drained.
       await nextTurnIfDue();
     }
   }

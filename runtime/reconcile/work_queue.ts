@@ -38,8 +38,8 @@ export interface WorkQueueOptions {
   /**
    * Bulk keys in workers' hands at once, always; unbounded by default. Below the number of
    * workers, it keeps the rest free for edits: the first edit during a backlog finds a worker at
-   * once instead of waiting for a bulk visit to end (at a takeover, with every worker writing,
-   * seconds).
+   * once instead of waiting for a bulk visit to end, which at a takeover writes in a busy API
+   * server.
    */
   maxBulkInFlight?: number;
   /**

@@ -143,6 +143,18 @@ await integrationTest("efficiency: writes per Ptemplate, quiet when converged, a
       }
     });
 
+    await step("the status a plugin wrote is no news to it", () => {
+      // Its echo would visit each Ptemplate once more for nothing, in the lane for edits.
+      const status = operator.manager.controllers.find((c) => c.name === "status-aggregator")!;
+      const causes = Array.from(
+        { length: COUNT },
+        (_, i) => `Ptemplate.pt.example.com/${NS}/pt-${i}`,
+      )
+        .flatMap((key) => status.history.of(key).flatMap((visit) => visit.causes));
+      expect(causes.length).toBeGreaterThanOrEqual(COUNT);
+      expect(causes.filter((c) => /^updated Ptemplate .*\(status\)$/.test(c))).toEqual([]);
+    });
+
     await step("the cache holds only what plugins read", () => {
       const cached = operator.manager.pool.all().flatMap((informer) =>
         informer.store.list().map((o) => o as KubeObject)

@@ -61,6 +61,11 @@ export function routeChanges(plugin: Plugin, deps: RouteDeps, sink: RouteSink): 
     const key = keyOf(change.object);
     if (change.type === "deleted") sink.gone(key);
     if (!ownSeen(change)) return;
+    // The echo of a status this plugin wrote: the visit that wrote it decided (see VisitNews).
+    // Only a change of the status alone: a relist may bring someone's edit with the echo.
+    const statusAlone = change.type === "updated" && whatChanged(change) === "status";
+    const version = versionOf(change.object);
+    if (change.type === "updated" && deps.news.echo(version) && statusAlone) return;
     const made = changeCause(change.type === "added" ? "created" : change.type, plugin.for, change);
     // Bulk work writes a parent's status, never its spec: a new generation is someone's edit.
     const sameSpec = change.type === "updated" &&
@@ -72,7 +77,11 @@ export function routeChanges(plugin: Plugin, deps: RouteDeps, sink: RouteSink): 
     if (deleting) return sink.enqueue(key, because);
     whenReady(
       () => runner.filter(change),
-      (pass) => pass && sink.enqueue(key, because),
+      (pass) => {
+        if (pass && !(statusAlone && deps.news.held(key, version, because))) {
+          sink.enqueue(key, because);
+        }
+      },
       (error) => log.error("filter of {object} failed: {error}", { object: key, error }),
     );
   });

@@ -42,7 +42,7 @@ Deno.test("a child changed during its parent's visit is held, for the new copy a
   expect(ownerKeysToVisit(change, PARENT, news)).toEqual([]);
   // The visit wrote that version itself: nothing to look at again.
   news.made(keyOf("p"), "c-uid@2");
-  expect(news.end(keyOf("p"))).toBe(false);
+  expect(news.end(keyOf("p"))).toEqual([]);
 });
 
 Deno.test("outside a visit, a changed child visits its parent once", () => {

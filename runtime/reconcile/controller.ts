@@ -108,9 +108,9 @@ export class Controller<T extends KubeObject = KubeObject> {
         for (const key of controllerKeys(child, plugin.for)) this.#made(key, child);
       },
       statusWritten: (parent) => {
-        if (this.#bulkVisits.has(this.#keyOf(parent))) {
-          deps.bulkWrites?.wrote(versionOf(parent));
-        }
+        const key = this.#keyOf(parent);
+        this.#news.made(key, versionOf(parent));
+        if (this.#bulkVisits.has(key)) deps.bulkWrites?.wrote(versionOf(parent));
       },
       dryRun: deps.dryRun,
     });
@@ -317,8 +317,8 @@ export class Controller<T extends KubeObject = KubeObject> {
       deadline.end();
       bulkVisitEnded?.();
       this.#bulkVisits.delete(key);
-      // Children that appeared or changed meanwhile, other than as it wrote them.
-      if (this.#news.end(key)) this.#enqueue(key, cause("child", { change: "meanwhile" }));
+      // Children that appeared or changed meanwhile, or its status, other than as it wrote them.
+      for (const again of this.#news.end(key)) this.#enqueue(key, again);
     }
     const error = "error" in visited.visit ? visited.visit.error : undefined;
     const outcome = visited.visit.kind;

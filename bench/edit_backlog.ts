@@ -305,6 +305,19 @@ try {
           edit: waits(made.filter((c) => c.kind === "edit")),
           create: waits(made.filter((c) => c.kind === "create")),
         },
+        // The slowest hundredth (five at least): when in the backlog they came, and where their
+        // time went, which the percentiles alone do not say.
+        slowest: made
+          .map((change, i) => ({ change, carried: split.each[i] }))
+          .filter(({ change }) => change.waitedMs !== undefined)
+          .sort((a, b) => b.change.waitedMs! - a.change.waitedMs!)
+          .slice(0, Math.max(5, Math.ceil(made.length / 100)))
+          .map(({ change, carried }) => ({
+            kind: change.kind,
+            writtenMs: change.writtenMs,
+            waitedMs: change.waitedMs,
+            ...carried,
+          })),
       };
       say(`${scenario}, ${queue}: ${JSON.stringify(figures[scenario][queue])}`);
       await waitForQuiet(plane, SA);

@@ -17,6 +17,8 @@ export interface Timed {
 export interface Split {
   beforeWriteMs: number[];
   writeMs: number[];
+  /** The same for each change, in the order given; undefined where no write carried it. */
+  each: ({ beforeWriteMs: number; writeMs: number } | undefined)[];
 }
 
 /**
@@ -45,15 +47,21 @@ export function splitOf(
       answered: Date.parse(e.stageTimestamp),
     });
   }
-  const split: Split = { beforeWriteMs: [], writeMs: [] };
-  for (const change of changes) {
-    if (change.seenAt === undefined) continue;
+  const each = changes.map((change) => {
+    if (change.seenAt === undefined) return undefined;
     const carried = (writes.get(change.name) ?? []).filter((w) =>
       w.sent >= change.writtenAt - slack && w.answered <= change.seenAt! + slack
     ).at(-1);
-    if (!carried) continue;
-    split.beforeWriteMs.push(Math.max(0, carried.sent - change.writtenAt));
-    split.writeMs.push(carried.answered - carried.sent);
-  }
-  return split;
+    if (!carried) return undefined;
+    return {
+      beforeWriteMs: Math.max(0, carried.sent - change.writtenAt),
+      writeMs: carried.answered - carried.sent,
+    };
+  });
+  const carried = each.filter((e) => e !== undefined);
+  return {
+    beforeWriteMs: carried.map((e) => e.beforeWriteMs),
+    writeMs: carried.map((e) => e.writeMs),
+    each,
+  };
 }

@@ -31,5 +31,9 @@ Deno.test("splitOf: the last write of the Module between the change and its sigh
     audit,
     { username: SA, namespace: "scale" },
   );
-  expect(split).toEqual({ beforeWriteMs: [1_000], writeMs: [600] });
+  expect(split).toEqual({
+    beforeWriteMs: [1_000],
+    writeMs: [600],
+    each: [{ beforeWriteMs: 1_000, writeMs: 600 }, undefined, undefined],
+  });
 });

@@ -30,7 +30,7 @@ import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.
 import { OperatorRun, permissionFlags, taskEnv } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
 import { ChildWatch } from "./child_watch.ts";
-import { splitOf, type Timed } from "./edit_split.ts";
+import { moduleWrites, splitOf, type Timed, writesNear } from "./edit_split.ts";
 import { drained, meansMs, queuesOf } from "./queue_metrics.ts";
 import {
   populate,
@@ -272,7 +272,9 @@ try {
       const made = await Promise.all(changes);
       const drainMs = drainedAt! - began;
       const text = await metrics();
-      const split = splitOf(made, await plane.auditEvents(), { username: SA, namespace: "scale" });
+      const audit = await plane.auditEvents();
+      const split = splitOf(made, audit, { username: SA, namespace: "scale" });
+      const writes = moduleWrites(audit, { username: SA, namespace: "scale" });
       figures[scenario][queue] = {
         ...waits(made),
         edits: made.filter((c) => c.kind === "edit").length,
@@ -317,6 +319,7 @@ try {
             writtenMs: change.writtenMs,
             waitedMs: change.waitedMs,
             ...carried,
+            moduleWrites: writesNear(change, writes),
           })),
       };
       say(`${scenario}, ${queue}: ${JSON.stringify(figures[scenario][queue])}`);

@@ -32,21 +32,7 @@ export function splitOf(
   options: { username: string; namespace: string; slackMs?: number },
 ): Split {
   const slack = options.slackMs ?? 50;
-  const writes = new Map<string, { sent: number; answered: number }[]>();
-  for (const e of audit) {
-    const ref = e.objectRef;
-    if (
-      e.user.username !== options.username || !WRITE_VERBS.has(e.verb) ||
-      ref?.resource !== "modules" || ref.subresource || ref.namespace !== options.namespace ||
-      !ref.name || !e.stageTimestamp
-    ) continue;
-    const list = writes.get(ref.name) ?? [];
-    writes.set(ref.name, list);
-    list.push({
-      sent: Date.parse(e.requestReceivedTimestamp),
-      answered: Date.parse(e.stageTimestamp),
-    });
-  }
+  const writes = moduleWrites(audit, options);
   const each = changes.map((change) => {
     if (change.seenAt === undefined) return undefined;
     const carried = (writes.get(change.name) ?? []).filter((w) =>
@@ -64,4 +50,49 @@ export function splitOf(
     writeMs: carried.map((e) => e.writeMs),
     each,
   };
+}
+
+/** A write of a Module, when (ms since epoch) the API server received it and answered it. */
+export interface ModuleWrite {
+  sent: number;
+  answered: number;
+}
+
+/** `username`'s writes of the Modules in `namespace`, by name, in the audit log's order. */
+export function moduleWrites(
+  audit: AuditEvent[],
+  options: { username: string; namespace: string },
+): Map<string, ModuleWrite[]> {
+  const writes = new Map<string, ModuleWrite[]>();
+  for (const e of audit) {
+    const ref = e.objectRef;
+    if (
+      e.user.username !== options.username || !WRITE_VERBS.has(e.verb) ||
+      ref?.resource !== "modules" || ref.subresource || ref.namespace !== options.namespace ||
+      !ref.name || !e.stageTimestamp
+    ) continue;
+    const list = writes.get(ref.name) ?? [];
+    writes.set(ref.name, list);
+    list.push({
+      sent: Date.parse(e.requestReceivedTimestamp),
+      answered: Date.parse(e.stageTimestamp),
+    });
+  }
+  return writes;
+}
+
+/**
+ * The writes of `change`'s Module from `windowMs` before it was written to `windowMs` after it was
+ * seen, as ms from its write (negative: before it): the raw account of a change `splitOf` could not
+ * split, say when the watch showed the child before the audit log's answer, or a clock ran late.
+ */
+export function writesNear(
+  change: Timed,
+  writes: Map<string, ModuleWrite[]>,
+  windowMs = 2_000,
+): { sentMs: number; answeredMs: number }[] {
+  const until = (change.seenAt ?? change.writtenAt) + windowMs;
+  return (writes.get(change.name) ?? [])
+    .filter((w) => w.answered >= change.writtenAt - windowMs && w.sent <= until)
+    .map((w) => ({ sentMs: w.sent - change.writtenAt, answeredMs: w.answered - change.writtenAt }));
 }

@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import type { AuditEvent } from "../testing/audit_log.ts";
-import { splitOf } from "./edit_split.ts";
+import { moduleWrites, splitOf, writesNear } from "./edit_split.ts";
 
 const SA = "system:serviceaccount:x:op";
 const write = (name: string, sent: number, answered: number, over: Partial<AuditEvent> = {}) => ({
@@ -36,4 +36,18 @@ Deno.test("splitOf: the last write of the Module between the change and its sigh
     writeMs: [600],
     each: [{ beforeWriteMs: 1_000, writeMs: 600 }, undefined, undefined],
   });
+});
+
+Deno.test("writesNear: the Module's writes around a change, as ms from its write", () => {
+  const writes = moduleWrites([
+    write("a", 0, 100), // long before
+    write("a", 900, 1_100), // sent before the change was written, answered after
+    write("a", 1_400, 1_900),
+    write("a", 9_000, 9_100), // long after it was seen
+    write("b", 1_400, 1_900),
+  ], { username: SA, namespace: "scale" });
+  expect(writesNear({ name: "a", writtenAt: 1_000, seenAt: 2_000 }, writes, 500)).toEqual([
+    { sentMs: -100, answeredMs: 100 },
+    { sentMs: 400, answeredMs: 900 },
+  ]);
 });

@@ -196,10 +196,11 @@ export class Controller<T extends KubeObject = KubeObject> {
       priority: this.#deps.priorityQueue,
       // An eighth of the workers (none of a few: one slow bulk visit must not halve what a
       // backlog has) is kept for edits, so that an edit does not wait for a bulk visit to end;
-      // while edits come, a quarter of the workers for bulk work: the backlog's writes in
-      // flight are what an edit's own write waits behind in the API server.
+      // while edits come, an eighth of the workers for bulk work: the backlog's writes in
+      // flight are what an edit's own write waits behind in the API server, and fewer of them
+      // are each answered sooner, so the backlog drains little slower for it.
       maxBulkInFlight: concurrency - Math.floor(concurrency / 8),
-      maxBulkInFlightWhileEditing: Math.max(1, Math.ceil(concurrency / 4)),
+      maxBulkInFlightWhileEditing: Math.max(1, Math.ceil(concurrency / 8)),
     });
     this.#queue = queue;
     metrics.trackQueue(this.name, queue);

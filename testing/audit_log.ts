@@ -1,4 +1,5 @@
 /** The API server's audit log as tests read it: its events, and which verbs write. */
+import { join } from "node:path";
 
 /** The fields of a kube-apiserver audit event that tests look at. */
 export interface AuditEvent {
@@ -42,4 +43,22 @@ export const WRITE_VERBS: ReadonlySet<string> = new Set([
 export function parseAuditLog(text: string): AuditEvent[] {
   const whole = text.split("\n").slice(0, -1);
   return whole.filter((line) => line.trim()).map((line) => JSON.parse(line));
+}
+
+/**
+ * Every event of the audit log in `dir`, oldest first: the API server rotates `audit.log` past 100
+ * MiB (its backups are `audit-<time>.log`, whose names sort by time), so a long run's events are in
+ * several files.
+ */
+export async function readAuditLog(dir: string): Promise<AuditEvent[]> {
+  const backups: string[] = [];
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isFile && /^audit-.+\.log$/.test(entry.name)) backups.push(entry.name);
+  }
+  const events: AuditEvent[] = [];
+  for (const name of [...backups.sort(), "audit.log"]) {
+    const text = await Deno.readTextFile(join(dir, name)).catch(() => "");
+    for (const event of parseAuditLog(text)) events.push(event);
+  }
+  return events;
 }

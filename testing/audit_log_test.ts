@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import { parseAuditLog } from "./audit_log.ts";
+import { parseAuditLog, readAuditLog } from "./audit_log.ts";
 
 const event = (verb: string) =>
   JSON.stringify({ verb, user: { username: "u" }, requestURI: "/", requestReceivedTimestamp: "t" });
@@ -15,4 +15,17 @@ Deno.test("an audit log read mid-write yields its whole lines and leaves the tor
 
 Deno.test("a broken line that is not the last is still an error, not an event lost", () => {
   expect(() => parseAuditLog(`${event("create").slice(0, 40)}\n${event("patch")}\n`)).toThrow();
+});
+
+Deno.test("a rotated audit log is read whole, its backups first, oldest first", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/audit-2026-12-02T13-36-42.189.log`, `${event("update")}\n`);
+    await Deno.writeTextFile(`${dir}/audit-2026-12-02T09-00-00.000.log`, `${event("create")}\n`);
+    await Deno.writeTextFile(`${dir}/audit.log`, `${event("patch")}\n${event("delete")}`);
+    await Deno.writeTextFile(`${dir}/audit-policy.yaml`, "rules: []\n");
+    expect((await readAuditLog(dir)).map((e) => e.verb)).toEqual(["create", "update", "patch"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

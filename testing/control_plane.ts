@@ -15,7 +15,7 @@ import { createControlPlanePki } from "./control_plane_pki.ts";
 import { ManagedProcess } from "./process.ts";
 import { freePorts } from "./ports.ts";
 import { forgetRun, ownStartTime, recordRun, sweepOrphans } from "./run_registry.ts";
-import { type AuditEvent, parseAuditLog } from "./audit_log.ts";
+import { type AuditEvent, readAuditLog } from "./audit_log.ts";
 import { createFakeNodes, type FakeNode, KWOK_NODE_ANNOTATION } from "./fake_nodes.ts";
 import {
   mintServiceAccountIdentity,
@@ -357,7 +357,7 @@ export class ControlPlane {
 
   /** The audit log so far (start with `audit: true`): who did what to which resource, with what result. */
   async auditEvents(): Promise<AuditEvent[]> {
-    return parseAuditLog(await Deno.readTextFile(`${this.dir}/audit.log`).catch(() => ""));
+    return await readAuditLog(this.dir);
   }
 
   /** Stops kube-apiserver and starts it again on the same port (watches break, etcd keeps state). */

@@ -1,7 +1,8 @@
 /**
  * Where a change's wait went, from the API server's audit log: from the change's write to the
  * moment the operator sent the child's write that carried it (its watch, its queue, and its visit
- * up to the write), and that write itself, from sent to answered.
+ * up to the write), and that write itself, from sent to answered; and how long after the change
+ * its children were written, by the API server's one clock (`reachOf`).
  */
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
 
@@ -95,4 +96,65 @@ export function writesNear(
   return (writes.get(change.name) ?? [])
     .filter((w) => w.answered >= change.writtenAt - windowMs && w.sent <= until)
     .map((w) => ({ sentMs: w.sent - change.writtenAt, answeredMs: w.answered - change.writtenAt }));
+}
+
+/** A child a change must reach: its resource (`modules`, `daemonsets`) and name. */
+export interface ChildName {
+  resource: string;
+  name: string;
+}
+
+/**
+ * Per change, the ms from the API server's answer to the change (the last write of its Ptemplate
+ * by someone other than `username` answered by the time the bench had it) to its answer to the
+ * last of `children(change)`'s writes by `username` that carried it (sent after the change and
+ * answered by the time the bench's watch saw it); undefined where the audit log has no such write.
+ * Unlike `seenAt - writtenAt`, it leaves out how late the bench itself heard of either.
+ */
+export function reachOf<C extends Timed>(
+  changes: C[],
+  audit: AuditEvent[],
+  options: {
+    username: string;
+    namespace: string;
+    children: (change: C) => ChildName[];
+    slackMs?: number;
+  },
+): (number | undefined)[] {
+  const slack = options.slackMs ?? 50;
+  const theirs = new Map<string, number[]>();
+  const ours = new Map<string, ModuleWrite[]>();
+  for (const e of audit) {
+    const ref = e.objectRef;
+    if (
+      !WRITE_VERBS.has(e.verb) || ref?.subresource || ref?.namespace !== options.namespace ||
+      !ref.name || !ref.resource || !e.stageTimestamp
+    ) continue;
+    const answered = Date.parse(e.stageTimestamp);
+    const key = `${ref.resource}/${ref.name}`;
+    if (e.user.username === options.username) {
+      const list = ours.get(key) ?? [];
+      ours.set(key, list);
+      list.push({ sent: Date.parse(e.requestReceivedTimestamp), answered });
+    } else if (ref.resource === "ptemplates") {
+      const list = theirs.get(ref.name) ?? [];
+      theirs.set(ref.name, list);
+      list.push(answered);
+    }
+  }
+  return changes.map((change) => {
+    if (change.seenAt === undefined) return undefined;
+    const written = (theirs.get(change.name) ?? [])
+      .filter((answered) => answered <= change.writtenAt + slack).at(-1);
+    if (written === undefined) return undefined;
+    let last = written;
+    for (const child of options.children(change)) {
+      const carried = (ours.get(`${child.resource}/${child.name}`) ?? []).filter((w) =>
+        w.sent >= written - slack && w.answered <= change.seenAt! + slack
+      ).at(-1);
+      if (!carried) return undefined;
+      last = Math.max(last, carried.answered);
+    }
+    return last - written;
+  });
 }

@@ -33,7 +33,7 @@ import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.
 import { OperatorRun, permissionFlags, taskEnv } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
 import { ChildWatch } from "./child_watch.ts";
-import { moduleWrites, reachOf, splitOf, type Timed, writesNear } from "./edit_split.ts";
+import { reachOf, splitOf, type Timed, writesNear, writesOf } from "./edit_split.ts";
 import { drained, meansMs, queuesOf } from "./queue_metrics.ts";
 import {
   populate,
@@ -301,7 +301,7 @@ try {
       const text = await metrics();
       const audit = await plane.auditEvents();
       const split = splitOf(made, audit, { username: SA, namespace: "scale" });
-      const writes = moduleWrites(audit, { username: SA, namespace: "scale" });
+      const writes = writesOf(audit, { username: SA, namespace: "scale" });
       const reach = reachOf(made, audit, {
         username: SA,
         namespace: "scale",
@@ -352,14 +352,14 @@ try {
         // The slowest hundredth (five at least): when in the backlog they came, and where their
         // time went, which the percentiles alone do not say.
         slowest: made
-          .map((change, i) => ({ change, carried: split.each[i] }))
+          .map((change, i) => ({ change, carried: split.each[i], reachedMs: reach[i] }))
           .filter(({ change }) => change.waitedMs !== undefined)
           .sort((a, b) => b.change.waitedMs! - a.change.waitedMs!)
           .slice(0, Math.max(5, Math.ceil(made.length / 100)))
-          .map(({ change, carried }) => ({
+          .map(({ change, carried, reachedMs }) => ({
             name: change.name,
             kind: change.kind,
-            reachedMs: reach[made.indexOf(change)],
+            reachedMs,
             writtenMs: change.writtenMs,
             waitedMs: change.waitedMs,
             ...carried,

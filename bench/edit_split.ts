@@ -33,10 +33,10 @@ export function splitOf(
   options: { username: string; namespace: string; slackMs?: number },
 ): Split {
   const slack = options.slackMs ?? 50;
-  const writes = moduleWrites(audit, options);
+  const writes = writesOf(audit, options);
   const each = changes.map((change) => {
     if (change.seenAt === undefined) return undefined;
-    const carried = (writes.get(change.name) ?? []).filter((w) =>
+    const carried = (writes.get(`modules/${change.name}`) ?? []).filter((w) =>
       w.sent >= change.writtenAt - slack && w.answered <= change.seenAt! + slack
     ).at(-1);
     if (!carried) return undefined;
@@ -53,27 +53,31 @@ export function splitOf(
   };
 }
 
-/** A write of a Module, when (ms since epoch) the API server received it and answered it. */
-export interface ModuleWrite {
+/** A write, when (ms since epoch) the API server received it and answered it. */
+export interface Write {
   sent: number;
   answered: number;
 }
 
-/** `username`'s writes of the Modules in `namespace`, by name, in the audit log's order. */
-export function moduleWrites(
+/**
+ * The writes of the objects in `namespace` (their bodies, not a subresource), by `resource/name`,
+ * in the audit log's order: `username`'s, or with `others`, everyone else's.
+ */
+export function writesOf(
   audit: AuditEvent[],
-  options: { username: string; namespace: string },
-): Map<string, ModuleWrite[]> {
-  const writes = new Map<string, ModuleWrite[]>();
+  options: { username: string; namespace: string; others?: boolean },
+): Map<string, Write[]> {
+  const writes = new Map<string, Write[]>();
   for (const e of audit) {
     const ref = e.objectRef;
     if (
-      e.user.username !== options.username || !WRITE_VERBS.has(e.verb) ||
-      ref?.resource !== "modules" || ref.subresource || ref.namespace !== options.namespace ||
-      !ref.name || !e.stageTimestamp
+      (e.user.username === options.username) === Boolean(options.others) ||
+      !WRITE_VERBS.has(e.verb) || ref?.subresource || ref?.namespace !== options.namespace ||
+      !ref.name || !ref.resource || !e.stageTimestamp
     ) continue;
-    const list = writes.get(ref.name) ?? [];
-    writes.set(ref.name, list);
+    const key = `${ref.resource}/${ref.name}`;
+    const list = writes.get(key) ?? [];
+    writes.set(key, list);
     list.push({
       sent: Date.parse(e.requestReceivedTimestamp),
       answered: Date.parse(e.stageTimestamp),
@@ -83,17 +87,17 @@ export function moduleWrites(
 }
 
 /**
- * The writes of `change`'s Module from `windowMs` before it was written to `windowMs` after it was
- * seen, as ms from its write (negative: before it): the raw account of a change `splitOf` could not
+ * The writes of `change`'s Module (in `writes`, from `writesOf`) from `windowMs` before it was
+ * written to `windowMs` after it was seen, as ms from its write (negative: before it): the raw account of a change `splitOf` could not
  * split, say when the watch showed the child before the audit log's answer, or a clock ran late.
  */
 export function writesNear(
   change: Timed,
-  writes: Map<string, ModuleWrite[]>,
+  writes: Map<string, Write[]>,
   windowMs = 2_000,
 ): { sentMs: number; answeredMs: number }[] {
   const until = (change.seenAt ?? change.writtenAt) + windowMs;
-  return (writes.get(change.name) ?? [])
+  return (writes.get(`modules/${change.name}`) ?? [])
     .filter((w) => w.answered >= change.writtenAt - windowMs && w.sent <= until)
     .map((w) => ({ sentMs: w.sent - change.writtenAt, answeredMs: w.answered - change.writtenAt }));
 }
@@ -122,30 +126,12 @@ export function reachOf<C extends Timed>(
   },
 ): (number | undefined)[] {
   const slack = options.slackMs ?? 50;
-  const theirs = new Map<string, number[]>();
-  const ours = new Map<string, ModuleWrite[]>();
-  for (const e of audit) {
-    const ref = e.objectRef;
-    if (
-      !WRITE_VERBS.has(e.verb) || ref?.subresource || ref?.namespace !== options.namespace ||
-      !ref.name || !ref.resource || !e.stageTimestamp
-    ) continue;
-    const answered = Date.parse(e.stageTimestamp);
-    const key = `${ref.resource}/${ref.name}`;
-    if (e.user.username === options.username) {
-      const list = ours.get(key) ?? [];
-      ours.set(key, list);
-      list.push({ sent: Date.parse(e.requestReceivedTimestamp), answered });
-    } else if (ref.resource === "ptemplates") {
-      const list = theirs.get(ref.name) ?? [];
-      theirs.set(ref.name, list);
-      list.push(answered);
-    }
-  }
+  const ours = writesOf(audit, options);
+  const theirs = writesOf(audit, { ...options, others: true });
   return changes.map((change) => {
     if (change.seenAt === undefined) return undefined;
-    const written = (theirs.get(change.name) ?? [])
-      .filter((answered) => answered <= change.writtenAt + slack).at(-1);
+    const written = (theirs.get(`ptemplates/${change.name}`) ?? [])
+      .map((w) => w.answered).filter((answered) => answered <= change.writtenAt + slack).at(-1);
     if (written === undefined) return undefined;
     let last = written;
     for (const child of options.children(change)) {

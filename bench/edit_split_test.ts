@@ -1,6 +1,6 @@
 import { expect } from "expect";
 import type { AuditEvent } from "../testing/audit_log.ts";
-import { moduleWrites, reachOf, splitOf, writesNear } from "./edit_split.ts";
+import { reachOf, splitOf, writesNear, writesOf } from "./edit_split.ts";
 
 const SA = "system:serviceaccount:x:op";
 const write = (name: string, sent: number, answered: number, over: Partial<AuditEvent> = {}) => ({
@@ -39,7 +39,7 @@ Deno.test("splitOf: the last write of the Module between the change and its sigh
 });
 
 Deno.test("writesNear: the Module's writes around a change, as ms from its write", () => {
-  const writes = moduleWrites([
+  const writes = writesOf([
     write("a", 0, 100), // long before
     write("a", 900, 1_100), // sent before the change was written, answered after
     write("a", 1_400, 1_900),

@@ -63,9 +63,9 @@ export function routeChanges(plugin: Plugin, deps: RouteDeps, sink: RouteSink): 
     if (!ownSeen(change)) return;
     // The echo of a status this plugin wrote: the visit that wrote it decided (see VisitNews).
     // Only a change of the status alone: a relist may bring someone's edit with the echo.
-    const statusAlone = change.type === "updated" && whatChanged(change) === "status";
     const version = versionOf(change.object);
-    if (change.type === "updated" && deps.news.echo(version) && statusAlone) return;
+    const statusAlone = change.type === "updated" && whatChanged(change) === "status";
+    if (statusAlone && deps.news.echo(version)) return;
     const made = changeCause(change.type === "added" ? "created" : change.type, plugin.for, change);
     // Bulk work writes a parent's status, never its spec: a new generation is someone's edit.
     const sameSpec = change.type === "updated" &&

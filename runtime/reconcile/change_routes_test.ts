@@ -3,7 +3,15 @@ import type { KubeObject } from "../../kube/object.ts";
 import type { Resource } from "../../kube/resource.ts";
 import { BulkWrites } from "./bulk_writes.ts";
 import { cause, priorityOf } from "./cause.ts";
-import { inLaneOf, ownerKeysToVisit } from "./change_routes.ts";
+import { inLaneOf, ownerKeysToVisit, routeChanges } from "./change_routes.ts";
+import { CONFIG_MAP } from "../../kube/kinds.ts";
+import { inProcessRunner } from "../isolation/mod.ts";
+import { log } from "../observe/mod.ts";
+import { definePlugin, type Plugin } from "../plugin/mod.ts";
+import { BlockedNames } from "./blocked_names.ts";
+import { ChildProblems } from "./child_problems.ts";
+import { PluginView } from "./plugin_view.ts";
+import { FakePool } from "./testdata/fake_pool.ts";
 import { VisitNews } from "./visit_news.ts";
 
 const PARENT: Resource = {
@@ -81,4 +89,52 @@ Deno.test("a change bulk work of ours made is bulk work for whoever hears of it;
   // A deletion is always news in its own lane.
   expect(priorityOf(inLaneOf(because, { type: "deleted", object: child("2", "p") }, bulk)))
     .toBe("edit");
+});
+
+Deno.test("a plugin's own status write is no news to it; an edit relisted with it, or another's status, is", () => {
+  const THING: Resource = { ...CONFIG_MAP, kind: "ConfigMap" };
+  const plugin = definePlugin({ name: "writer", for: THING, reconcile: () => ({ status: {} }) });
+  const pool = new FakePool();
+  const news = new VisitNews();
+  const causes: string[] = [];
+  routeChanges(plugin as Plugin, {
+    pool,
+    runner: inProcessRunner(plugin as Plugin),
+    view: new PluginView(plugin as Plugin),
+    problems: new ChildProblems(),
+    blocked: new BlockedNames(),
+    news,
+    log: log("change-routes-test"),
+  }, {
+    enqueue: (_, because) => causes.push(`${because.kind} (${because.change})`),
+    enqueueAll: () => {},
+    gone: () => {},
+  });
+  const key = "ConfigMap/ns/a";
+  const put = (object: KubeObject) => pool.put(THING, object);
+  /** The version the next write of `object` leaves, as its answer names it. */
+  const next = (o: KubeObject) => `${o.metadata?.uid}@${Number(o.metadata?.resourceVersion) + 1}`;
+  let a = put({ metadata: { name: "a", namespace: "ns" } });
+  expect(causes.splice(0)).toEqual(["created (created)"]);
+
+  // Its status write's answer came before the echo: dropped.
+  news.wrote(next(a));
+  a = put({ ...a, status: { n: 1 } } as KubeObject);
+  expect(causes.splice(0)).toEqual([]);
+
+  // A relist brings the echo's version with someone's label on it: visited.
+  news.wrote(next(a));
+  a = put(
+    { ...a, metadata: { ...a.metadata, labels: { x: "y" } }, status: { n: 2 } } as KubeObject,
+  );
+  expect(causes.splice(0)).toEqual(["updated (metadata)"]);
+
+  // During its visit: the echo (before the answer) is held and dropped; another's status visits
+  // again when the visit ends, for its own cause.
+  news.begin(key);
+  news.made(key, next(a));
+  a = put({ ...a, status: { n: 3 } } as KubeObject);
+  a = put({ ...a, status: { n: 3, theirs: true } } as KubeObject);
+  expect(causes.splice(0)).toEqual([]);
+  expect(news.end(key).map((c) => `${c.kind} (${c.change})`)).toEqual(["updated (status)"]);
 });

@@ -3,7 +3,7 @@
  * server's audit log, its work per Ptemplate from its /metrics, and ours beside a peer's as
  * ratios. Pure functions: the bench gathers, these count.
  */
-import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+import { type AuditEvent, madeAnObject, WRITE_VERBS } from "../testing/audit_log.ts";
 
 /** When the API server received a request, in ms since the epoch. */
 export const at = (e: AuditEvent): number => Date.parse(e.requestReceivedTimestamp);
@@ -20,7 +20,10 @@ export interface WriteFigures {
   firstChildSeconds: number;
   /** From the start to its last write. */
   quietSeconds: number;
-  /** Writes by verb and resource (`create modules`, `patch ptemplates/status`). */
+  /**
+   * Writes by verb and resource (`create modules`, `patch ptemplates/status`); an apply that made
+   * the object is a `create`.
+   */
   writes: Record<string, number>;
   /** Writes per 5 s after the start, by resource. */
   writeTimeline: Record<string, Record<string, number>>;
@@ -36,15 +39,15 @@ export function writeFigures(
   const { username, since, count } = options;
   const writes = audit.filter((e) => e.user.username === username && at(e) >= since && isWork(e));
   const childCreates = writes.filter((e) =>
-    e.verb === "create" && (e.objectRef?.resource === "modules" ||
-      e.objectRef?.resource === "daemonsets") &&
-    e.responseStatus?.code === 201
+    madeAnObject(e) &&
+    (e.objectRef?.resource === "modules" || e.objectRef?.resource === "daemonsets")
   );
   const byKind: Record<string, number> = {};
   const timeline: Record<string, Record<string, number>> = {};
   for (const e of writes) {
     const ref = e.objectRef!;
-    const key = `${e.verb} ${ref.resource}${ref.subresource ? `/${ref.subresource}` : ""}`;
+    const verb = madeAnObject(e) ? "create" : e.verb;
+    const key = `${verb} ${ref.resource}${ref.subresource ? `/${ref.subresource}` : ""}`;
     byKind[key] = (byKind[key] ?? 0) + 1;
     const bucket = `${Math.floor((at(e) - since) / 5_000) * 5}s`;
     const what = `${ref.resource}${ref.subresource ? "/status" : ""}`;

@@ -26,7 +26,7 @@ Deno.test("write figures count the operator's own work from its start, not reads
     event(10.5, "list", "modules"),
     event(11, "create", "modules"),
     event(11.5, "update", "leases"),
-    event(12, "create", "daemonsets"),
+    event(12, "patch", "daemonsets", { code: 201 }), // a create-only apply
     event(12.5, "create", "daemonsets", { code: 409 }), // refused: not a child made
     event(13, "create", "modules", { username: "admin" }),
     event(17, "patch", "ptemplates", { subresource: "status" }),

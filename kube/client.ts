@@ -44,6 +44,14 @@ export interface ClientOptions {
 const WATCH_HEADERS_TIMEOUT_MS = 15_000;
 
 /**
+ * A create-only apply's precondition: a resourceVersion no stored object has (the largest the
+ * server parses; etcd's revisions never reach it). The API server checks an apply's
+ * resourceVersion against the stored object's, refusing a mismatch (409), and ignores it when it
+ * creates the object.
+ */
+const NO_STORED_VERSION = "18446744073709551615";
+
+/**
  * Metadata alone, as client-go asks for it (the plain form after it, should the server not know
  * the other): a list must ask for the List kind, a watch for the object's (a watch asked for the
  * List kind is answered 200 and then says nothing at all).
@@ -286,10 +294,13 @@ export class KubeClient {
     options: ApplyOptions,
   ): Promise<ObjectTypeOf<R>> {
     const path = this.#objectPath(resource, object, options);
+    const body = options.createOnly
+      ? { ...object, metadata: { ...object.metadata, resourceVersion: NO_STORED_VERSION } }
+      : object;
     return await this.request<ObjectTypeOf<R>>("PATCH", path, {
       ...options,
       query: { ...this.#writeQuery(options), force: options.force || undefined },
-      body: this.#withType(resource, object, undefined),
+      body: this.#withType(resource, body, undefined),
       contentType: "application/apply-patch+yaml",
     });
   }

@@ -70,6 +70,13 @@ export interface ApplyOptions extends WriteOptions {
   fieldManager: string;
   /** Take fields another manager owns instead of failing with 409. */
   force?: boolean;
+  /**
+   * Only create: an object of that name already stored is left as it is (409 Conflict). Unlike a
+   * `POST`, whose fields the server records under an "Update" entry that no later apply can take
+   * a field out of, the created fields are owned as applied, so the next apply that drops one
+   * removes it.
+   */
+  createOnly?: boolean;
 }
 
 /** A delete's namespace, propagation, grace period and preconditions. */

@@ -37,6 +37,14 @@ export const WRITE_VERBS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Whether the request made an object: a `create`, or a `patch` or `update` that created it (as a
+ * create-only apply creates the operator's children). Only a made object is answered 201 Created.
+ */
+export function madeAnObject(e: AuditEvent): boolean {
+  return e.responseStatus?.code === 201;
+}
+
+/**
  * The events of an audit log read while the API server writes it: only whole lines are events yet
  * (the last one may be half written).
  */

@@ -1,5 +1,5 @@
 import { expect } from "expect";
-import { parseAuditLog, readAuditLog } from "./audit_log.ts";
+import { madeAnObject, parseAuditLog, readAuditLog } from "./audit_log.ts";
 
 const event = (verb: string) =>
   JSON.stringify({ verb, user: { username: "u" }, requestURI: "/", requestReceivedTimestamp: "t" });
@@ -28,4 +28,20 @@ Deno.test("a rotated audit log is read whole, its backups first, oldest first", 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("an object is made by a create, or an apply or update that created it; not when refused", () => {
+  const answered = (verb: string, code: number) => ({
+    ...JSON.parse(event(verb)),
+    responseStatus: { code },
+  });
+  const made = [
+    answered("create", 201),
+    answered("patch", 201),
+    answered("patch", 200),
+    answered("create", 409),
+    answered("patch", 409),
+    answered("update", 201),
+  ].map(madeAnObject);
+  expect(made).toEqual([true, true, false, false, false, true]);
 });

@@ -11,6 +11,13 @@ import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 
 const NS = "client";
+const POD_SELECTING = {
+  selector: { matchLabels: { app: "c" } },
+  template: {
+    metadata: { labels: { app: "c" } },
+    spec: { containers: [{ name: "c", image: "registry.invalid/c" }] },
+  },
+};
 
 async function rejection(promise: Promise<unknown>): Promise<ApiError> {
   const error = await promise.then(() => undefined, (e) => e);
@@ -213,6 +220,60 @@ contexts: [{name: exec, context: {cluster: c, user: u, namespace: ${NS}}}]
         { fieldManager: "manager-two", force: true },
       );
       expect(forced.data).toEqual({ owner: "two" });
+    },
+  );
+
+  await step(
+    "a create-only apply creates as applied and never writes an object already there",
+    async () => {
+      const made = { metadata: { name: "create-only", namespace: NS }, data: { a: "1", b: "2" } };
+      const created = await admin.apply(CONFIG_MAP, made, {
+        fieldManager: "maker",
+        createOnly: true,
+      });
+      expect(created.metadata?.managedFields?.map((e) => `${e.manager} ${e.operation}`))
+        .toEqual(["maker Apply"]);
+      // The next apply that drops a field removes it: the create's fields are owned as applied.
+      const dropped = await admin.apply(CONFIG_MAP, { ...made, data: { a: "1" } }, {
+        fieldManager: "maker",
+      });
+      expect(dropped.data).toEqual({ a: "1" });
+
+      const someoneElses = await admin.create(CONFIG_MAP, {
+        metadata: { name: "someone-elses", namespace: NS },
+        data: { theirs: "yes" },
+      });
+      for (
+        const [name, was] of [["create-only", dropped], ["someone-elses", someoneElses]] as const
+      ) {
+        const refused = await rejection(admin.apply(
+          CONFIG_MAP,
+          { metadata: { name, namespace: NS }, data: { mine: "no" } },
+          { fieldManager: "maker", force: true, createOnly: true },
+        ));
+        expect([refused.code, refused.reason]).toEqual([409, "Conflict"]);
+        const now = await admin.get(CONFIG_MAP, name, { namespace: NS });
+        expect(now.metadata?.resourceVersion).toBe(was.metadata?.resourceVersion);
+      }
+
+      // Kinds whose storage creates in its own way take it too.
+      for (
+        const [resource, spec] of [
+          [kinds.SERVICE, { spec: { ports: [{ port: 80 }] } }],
+          [kinds.DAEMON_SET, { spec: POD_SELECTING }],
+        ] as const
+      ) {
+        const object = { metadata: { name: "create-only", namespace: NS }, ...spec };
+        const first = await admin.apply(resource, object, {
+          fieldManager: "maker",
+          createOnly: true,
+        });
+        expect(first.metadata?.managedFields?.map((e) => e.operation)).toEqual(["Apply"]);
+        const again = await rejection(
+          admin.apply(resource, object, { fieldManager: "maker", createOnly: true }),
+        );
+        expect([again.code, again.reason]).toEqual([409, "Conflict"]);
+      }
     },
   );
 

@@ -26,10 +26,9 @@ const PTEMPLATE_CRD_FILE = new URL("../crds/ptemplates.pt.example.com.yaml", imp
 const UNTOUCHED_MS = 10_000;
 /**
  * The write-loop guard's defaults: 10 writes in 10 s, then pauses of 30 s, 60 s, …; so a loop
- * makes at most 21 requests in its first minute: twice ten writes, and the one-time relabel of
- * the ownership of a child it created (see runtime/reconcile/applier.ts).
+ * makes at most 20 requests in its first minute: twice ten writes.
  */
-const LOOP_BOUND_60S = 21;
+const LOOP_BOUND_60S = 20;
 
 const at = (e: AuditEvent) => Date.parse(e.requestReceivedTimestamp);
 
@@ -132,8 +131,9 @@ await integrationTest("children are ours alone", {
       const quietFrom = Date.now();
       await sleep(5_000);
       expect(await writesTo("configmaps", "ticking", quietFrom)).toEqual([]);
-      // create, the one-time relabel of the create's fields, and the apply after the first status
-      expect((await writesTo("configmaps", "ticking", clockStarted)).length).toBeLessThanOrEqual(3);
+      // its create, and the apply after the first status (a create-only apply owns its fields
+      // as applied: nothing to relabel before the second)
+      expect((await writesTo("configmaps", "ticking", clockStarted)).length).toBeLessThanOrEqual(2);
     });
 
     await step(

@@ -13,7 +13,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { isApiError } from "../kube/errors.ts";
 import { CUSTOM_RESOURCE_DEFINITION, DAEMON_SET, EVENT, LEASE, NAMESPACE } from "../kube/kinds.ts";
 import { kubeconfigYaml } from "../kube/kubeconfig_yaml.ts";
-import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+import { type AuditEvent, madeAnObject, WRITE_VERBS } from "../testing/audit_log.ts";
 import type { ControlPlane } from "../testing/control_plane.ts";
 import { grantClusterAdmin } from "../testing/service_account_identity.ts";
 import { eventually } from "../testing/eventually.ts";
@@ -191,7 +191,7 @@ await integrationTest("the runtime through a cut-off, a restart, a slow server a
         // Anything it might still do wrong, it has had time to do.
         await sleep(5_000);
         const madeAgain = (await operatorWrites()).filter((e) =>
-          e.verb === "create" && at(e) >= deletedAt &&
+          madeAnObject(e) && at(e) >= deletedAt &&
           deleted.some((name) =>
             e.objectRef?.name === name || e.objectRef?.name === `${name}-consumer`
           )

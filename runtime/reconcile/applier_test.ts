@@ -59,7 +59,10 @@ Deno.test("a kind not served: 405 (its CRD terminating), or a 404 that names no 
 
 type Call = { verb: string; what: string; options: Record<string, unknown>; body?: unknown };
 
-/** Our client's write methods, recorded; each answers as sent, at a new version, unless failed. */
+/**
+ * Our client's write methods, recorded; each answers as sent, at a new version, unless failed. A
+ * create-only apply is recorded as a "create".
+ */
 function recordingClient() {
   const calls: Call[] = [];
   const failures: Record<string, Error[]> = {};
@@ -74,14 +77,11 @@ function recordingClient() {
     };
   };
   const client = {
-    create: (resource: Resource, object: KubeObject, options: Record<string, unknown>) => {
-      calls.push({ verb: "create", what: `${resource.kind} ${object.metadata?.name}`, options });
-      return Promise.resolve().then(() => answer("create", object));
-    },
     apply: (resource: Resource, object: KubeObject, options: Record<string, unknown>) => {
       const what = `${resource.kind} ${object.metadata?.name}`;
-      calls.push({ verb: "apply", what, options, body: object });
-      return Promise.resolve().then(() => answer("apply", object));
+      const verb = options.createOnly ? "create" : "apply";
+      calls.push({ verb, what, options, body: object });
+      return Promise.resolve().then(() => answer(verb, object));
     },
     delete: (resource: Resource, name: string, options: Record<string, unknown>) => {
       calls.push({ verb: "delete", what: `${resource.kind} ${name}`, options });

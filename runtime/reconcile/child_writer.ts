@@ -1,7 +1,7 @@
 /**
  * Writes one child of a parent, the careful ways the applier needs (see applier.ts for why a
- * child is never taken from someone else): creates it (a name taken meanwhile is looked up, not
- * overwritten), applies it guarded by its uid (replacing it when an immutable field must change
+ * child is never taken from someone else): creates it by a create-only apply (a name taken
+ * meanwhile is looked up, not overwritten), applies it guarded by its uid (replacing it when an immutable field must change
  * and the plugin allows), takes out what other field managers added, deletes it by uid. Each
  * answer goes into the shared cache at once, except in a dry run, whose answers were not stored.
  */
@@ -58,8 +58,9 @@ export class ChildWriter {
     signal: AbortSignal,
   ): Promise<Omit<ChildProblem, "plugin"> | undefined> {
     try {
-      const created = await this.#deps.client.create(resource, stamped, {
+      const created = await this.#deps.client.apply(resource, stamped, {
         fieldManager: this.#deps.manager,
+        createOnly: true,
         signal,
       });
       // A create the server answered as asked needs no second look (a webhook that changed it
@@ -197,8 +198,8 @@ export class ChildWriter {
   }
 
   /**
-   * Relabels our "Update" ownership entry (from creating the object) as "Apply", once. Returns the
-   * resourceVersion the object has now, as far as we know.
+   * Relabels our "Update" ownership entry (from creating the object with `POST`, as 0.2 did) as
+   * "Apply", once. Returns the resourceVersion the object has now, as far as we know.
    */
   async #takeOverCreateEntry(
     resource: Resource,

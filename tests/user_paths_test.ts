@@ -475,7 +475,7 @@ await binariesTest(
           /why {4}(created Ptemplate default\/consumer-pod|start\n)/,
         );
         expect(explained.stdout).toMatch(
-          /wrote {2}POST \/apis\/apps\/v1\/namespaces\/default\/daemonsets → 201/,
+          /wrote {2}PATCH \/apis\/apps\/v1\/namespaces\/default\/daemonsets\/consumer-pod-consumer → 201/,
         );
         // Refused without authorisation: no token, and a token for someone not granted it.
         const endpoint = explainLine.match(/--endpoint (\S+)/)![1];

@@ -1,7 +1,8 @@
 /**
  * From a prototype to one's own operator, against the real control plane: a plugin run under
- * ptemplate-operator (as `--plugin` runs it) makes a Deployment and a Service, whose server
- * defaults its creates gave its field manager; then the same kind under an own operator that takes
+ * ptemplate-operator (as `--plugin` runs it) makes a Deployment and a Service, and another
+ * Deployment is made as builds before the create-only apply made children, by POST, whose server
+ * defaults the create gave its field manager; then the same kind under an own operator that takes
  * over from ptemplate-operator. The own operator adopts them without a `ForeignFieldsRemoved`
  * Warning, even when it reconciles again; the old plugin label and hash annotation are gone and
  * its own are there; the former field manager holds nothing; what the prototype set and the own
@@ -39,6 +40,8 @@ const WEBSITE_CRD = customResourceDefinition(WEBSITE, {
 });
 
 const NS = "sites";
+/** Made by the prototype (a create-only apply), and as builds before it made children (POST). */
+const SITES = ["site", "posted"];
 const labels = (site: Website) => ({ app: site.metadata!.name! });
 const deployment = (site: Website, extra: Partial<Deployment["spec"]> = {}) => ({
   apiVersion: "apps/v1",
@@ -105,7 +108,7 @@ await integrationTest(
         .map((e) => `${e.involvedObject.name}: ${e.message}`);
     const get = (name: string) => admin.get(DEPLOYMENT, name, { namespace: NS });
 
-    await step("the prototype, as ptemplate-operator, makes its children by create", async () => {
+    await step("the prototype, as ptemplate-operator, makes its children", async () => {
       const running = runManager(plane.adminConfig, { plugins: [prototype] });
       try {
         await admin.create(WEBSITE, {
@@ -117,15 +120,32 @@ await integrationTest(
           expect(made.metadata.labels).toEqual({ "operator.ptemplate.dev/plugin": "website" });
           await admin.get(SERVICE, "site", { namespace: NS });
         });
-        // Its create gave its field manager the server's defaults too: what an unaware taker
-        // would call foreign.
-        const entry = (await get("site")).metadata.managedFields?.find((e) =>
-          e.manager === "website"
-        );
-        expect(JSON.stringify(entry?.fieldsV1)).toContain('"f:dnsPolicy"');
       } finally {
         await running.stop();
       }
+      // Another, as builds before the create-only apply made children: by POST, which gave its
+      // field manager the server's defaults too, what an unaware taker would call foreign.
+      const made = await get("site");
+      const older = await admin.create(WEBSITE, {
+        metadata: { name: "posted", namespace: NS },
+        spec: { replicas: 1 },
+      });
+      const posted = await admin.create(DEPLOYMENT, {
+        ...deployment(older, { minReadySeconds: 5 }),
+        metadata: {
+          name: "posted",
+          namespace: NS,
+          labels: made.metadata.labels,
+          annotations: made.metadata.annotations,
+          ownerReferences: [{
+            ...made.metadata.ownerReferences![0],
+            name: "posted",
+            uid: older.metadata!.uid!,
+          }],
+        },
+      }, { fieldManager: "website" });
+      const entry = posted.metadata.managedFields?.find((e) => e.manager === "website");
+      expect(JSON.stringify(entry?.fieldsV1)).toContain('"f:dnsPolicy"');
     });
 
     await step(
@@ -134,43 +154,54 @@ await integrationTest(
         const running = runManager(plane.adminConfig, { operator: OWN, plugins: [grownUp] });
         try {
           await eventually(async () => {
-            const site = await get("site");
-            expect(site.metadata.labels).toEqual({
-              "web-operator.web.example.com/plugin": "website",
-            });
-            expect(Object.keys(site.metadata.annotations ?? {})).toEqual([
-              "web-operator.web.example.com/desired-hash",
-            ]);
-            // What only the prototype wanted is gone; so is the Service it no longer returns.
-            expect(site.spec?.minReadySeconds).toBeUndefined();
+            for (const name of SITES) {
+              const site = await get(name);
+              expect(site.metadata.labels).toEqual({
+                "web-operator.web.example.com/plugin": "website",
+              });
+              expect(Object.keys(site.metadata.annotations ?? {})).toEqual([
+                "web-operator.web.example.com/desired-hash",
+              ]);
+              // What only the prototype wanted is gone; so is the Service it no longer returns.
+              expect(site.spec?.minReadySeconds).toBeUndefined();
+            }
             const gone = await admin.get(SERVICE, "site", { namespace: NS }).catch((e) => e.code);
             expect(gone).toBe(404);
           }, { timeoutMs: 30_000 });
-          // Another reconcile of the same parent: where the defaults would be found foreign.
-          await admin.patch(WEBSITE, "site", { spec: { replicas: 2 } }, { namespace: NS });
-          await eventually(async () => expect((await get("site")).spec?.replicas).toBe(2));
-          const site = await get("site");
-          const managers = site.metadata.managedFields?.filter((e) => !e.subresource)
-            .map((e) => `${e.manager} ${e.operation}`);
-          expect(managers).toEqual(["web-operator/website Apply"]);
-          expect(site.spec?.template.spec?.dnsPolicy).toBe("ClusterFirst");
+          // Another reconcile of the same parents: where the defaults would be found foreign.
+          for (const name of SITES) {
+            await admin.patch(WEBSITE, name, { spec: { replicas: 2 } }, { namespace: NS });
+          }
+          for (const name of SITES) {
+            await eventually(async () => expect((await get(name)).spec?.replicas).toBe(2));
+            const site = await get(name);
+            const managers = site.metadata.managedFields?.filter((e) => !e.subresource)
+              .map((e) => `${e.manager} ${e.operation}`);
+            expect(managers).toEqual(["web-operator/website Apply"]);
+            expect(site.spec?.template.spec?.dnsPolicy).toBe("ClusterFirst");
+          }
         } finally {
           await running.stop();
         }
         expect(await events("ForeignFieldsRemoved")).toEqual([]);
-        expect(await events("TakenOver")).toEqual(expect.arrayContaining([
-          expect.stringMatching(
-            /^site: Took over Deployment site, made under a former identity \(field manager website\)/,
-          ),
-        ]));
+        expect(await events("TakenOver")).toEqual(
+          expect.arrayContaining(SITES.map((name) =>
+            expect.stringMatching(
+              new RegExp(
+                `^${name}: Took over Deployment ${name}, made under a former identity ` +
+                  "\\(field manager website\\)",
+              ),
+            )
+          )),
+        );
       },
     );
 
     await step(
       "an operator that does not take over from it finds the prototype's fields foreign",
       async () => {
-        // Another prototype child; the taken-over parent goes, so that no one fights over it.
-        await admin.delete(WEBSITE, "site", { namespace: NS });
+        // Another prototype child; the taken-over parents go, so that no one fights over them.
+        for (const name of SITES) await admin.delete(WEBSITE, name, { namespace: NS });
         const made = runManager(plane.adminConfig, { plugins: [prototype] });
         try {
           await admin.create(WEBSITE, {

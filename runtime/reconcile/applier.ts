@@ -19,12 +19,10 @@
  * foreign_fields.ts). A child whose managedFields have no entry of ours (someone cleared them) is
  * applied again, after which the API server attributes everything else to `before-first-apply`.
  *
- * A child is created by a create-only apply, so its fields are owned as applied from the start and
- * its first change is one write. A child created by `POST` (as 0.2 did) has its fields in an
- * "Update" entry of our field manager, which server-side apply never lets go of: a field later
- * dropped from the desired object would stay for good. Before the first apply to such a child,
- * that entry is relabelled "Apply" (what kubectl's client-side-apply upgrade does), once, guarded
- * by the uid and the entry itself.
+ * A child is created by a create-only apply, its fields owned as applied. One 0.2 made by `POST`
+ * has them in an "Update" entry of ours, which no apply lets go of (a dropped field would stay):
+ * before its first apply that entry is relabelled "Apply" (as kubectl's client-side-apply upgrade
+ * does), once, guarded by the uid and the entry itself.
  */
 import type { KubeClient } from "../../kube/client.ts";
 import type { KubeObject } from "../../kube/object.ts";

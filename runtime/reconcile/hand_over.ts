@@ -5,11 +5,12 @@
  * plugin's own become the plugin's one "Apply" entry, in one JSON patch guarded by the uid and
  * every entry it rewrites, with a Normal `TakenOver` Event on the parent.
  *
- * Why field sets, and not only the labels: a create (POST) gives its field manager every field of
- * the object as stored, the API server's defaults included (`dnsPolicy`, a Service's
- * `sessionAffinity`, …). Left to the former manager, those defaults are fields another manager
- * holds and the plugin does not send: foreign additions, removed with a `ForeignFieldsRemoved`
- * Warning at every takeover. Made the plugin's, they are its own; what the former identity set
+ * Why field sets, and not only the labels: the fields the former identity applied are another
+ * manager's, and a create by POST (as builds before the create-only apply made children) gives its
+ * field manager every field of the object as stored, the API server's defaults included
+ * (`dnsPolicy`, a Service's `sessionAffinity`, …). Left to the former manager, those fields are
+ * another manager's that the plugin does not send: foreign additions, removed with a
+ * `ForeignFieldsRemoved` Warning at every takeover. Made the plugin's, they are its own; what the former identity set
  * that the plugin no longer returns is then dropped by the plugin's next apply, as server-side
  * apply drops any field its manager stops sending.
  *

@@ -10,6 +10,7 @@ import { KMM_MODULE_CRD_FILE, MODULE } from "../crds/kmm_module.ts";
 import { PTEMPLATE } from "../crds/ptemplate.ts";
 import type { Unstructured } from "../kube/object.ts";
 import * as kinds from "../kube/kinds.ts";
+import { madeAnObject } from "../testing/audit_log.ts";
 import { eventually } from "../testing/eventually.ts";
 import { integrationTest } from "../testing/integration_test_case.ts";
 import { VERSION } from "../cli/release/version.ts";
@@ -297,7 +298,7 @@ await integrationTest("deploy/: least-privilege RBAC, exercised by the real oper
             ref.subresource ? `/${ref.subresource}` : ""
           }`;
           // An apply that created the object (201) was also authorized as `create`.
-          const created = e.verb === "patch" && e.responseStatus?.code === 201;
+          const created = e.verb === "patch" && madeAnObject(e);
           return created ? [`${what} patch`, `${what} create`] : [`${what} ${e.verb}`];
         }),
     );

@@ -1,9 +1,10 @@
 /**
  * Writes one child of a parent, the careful ways the applier needs (see applier.ts for why a
  * child is never taken from someone else): creates it by a create-only apply (a name taken
- * meanwhile is looked up, not overwritten), applies it guarded by its uid (replacing it when an immutable field must change
- * and the plugin allows), takes out what other field managers added, deletes it by uid. Each
- * answer goes into the shared cache at once, except in a dry run, whose answers were not stored.
+ * meanwhile is looked up, not overwritten), applies it guarded by its uid (replacing it when an
+ * immutable field must change and the plugin allows), takes out what other field managers added,
+ * deletes it by uid. Each answer goes into the shared cache at once, except in a dry run, whose
+ * answers were not stored.
  */
 import type { KubeClient } from "../../kube/client.ts";
 import { isApiError } from "../../kube/errors.ts";

@@ -5,6 +5,31 @@
 import { type Binaries, BinariesUnavailable, findBinaries } from "./binaries.ts";
 import { inCi } from "./ci.ts";
 import { ControlPlane, type ControlPlaneOptions } from "./control_plane.ts";
+import { withinMs } from "../util/sleep.ts";
+
+/**
+ * How long one integration test may run. The longest takes minutes on a cold, busy machine; one
+ * that hangs must fail with its name and let the rest of the suite finish inside CI's time.
+ */
+const TEST_DEADLINE_MS = 30 * 60_000;
+
+/** Waits for `run`, or fails once `deadlineMs` has passed without it settling. */
+export async function beforeDeadline<T>(
+  name: string,
+  run: Promise<T>,
+  deadlineMs = TEST_DEADLINE_MS,
+): Promise<T> {
+  let settled = false;
+  const watched = run.finally(() => settled = true);
+  await withinMs(watched.catch(() => {}), deadlineMs);
+  if (!settled) {
+    throw new Error(
+      `"${name}" still runs after ${deadlineMs / 1000} s: something it awaits never settles ` +
+        `(its components' logs are kept)`,
+    );
+  }
+  return await watched;
+}
 
 /** Runs `name` as a test step and remembers whether it failed. */
 export type Step = (name: string, fn: () => void | Promise<void>) => Promise<boolean>;
@@ -54,7 +79,7 @@ export async function binariesTest(
     sanitizeResources: false,
     async fn(t) {
       if ("error" in found) throw found.error;
-      await fn(found.binaries, t);
+      await beforeDeadline(name, fn(found.binaries, t));
     },
   });
 }
@@ -77,7 +102,7 @@ export async function integrationTest(
       return ok;
     };
     try {
-      await fn(plane, step, t);
+      await beforeDeadline(name, fn(plane, step, t));
     } catch (error) {
       failed = true;
       throw error;

@@ -7,7 +7,7 @@
  *
  *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--replicas 1]
  *     [--shards] [--gate on|off] [--cpu-limit CORES] [--peer controller-runtime]
- *     [--peer-workers 1] [--out file.json]
+ *     [--peer-workers 1] [--cpu-prof] [--out file.json]
  *
  * `--replicas R` runs R operator processes with leader election (one works, the others stand
  * by); with `--shards` they split the work in R shards (`run --shards R`), on an API server
@@ -24,6 +24,10 @@
  * each on a fresh control plane holding the same Ptemplates, measured the same way; the table and
  * the JSON's `peers` put its figures beside ours, as ratios. `--peer-workers N` gives it N
  * workers (controller-runtime's MaxConcurrentReconciles; its default is 1).
+ *
+ * `--cpu-prof` profiles the measured run's main thread (`deno run --cpu-prof`, written at its
+ * exit) and prints where its time went (bench/cpu_profile.ts); sampling costs CPU of its own, so
+ * take CPU figures from a run without it.
  */
 import { parseArgs } from "node:util";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
@@ -37,6 +41,7 @@ import {
 import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
+import { type ProfileSummary, summarizeCpuProfile } from "./cpu_profile.ts";
 import { cpuOf, rssSampler } from "./process_stats.ts";
 import {
   measureReference,
@@ -70,6 +75,7 @@ const { values } = parseArgs({
     "cpu-limit": { type: "string" },
     peer: { type: "string" },
     "peer-workers": { type: "string", default: "1" },
+    "cpu-prof": { type: "boolean", default: false },
     out: { type: "string" },
   },
 });
@@ -105,7 +111,8 @@ const result: Record<string, unknown> = {
   command: `deno task bench:scale --count ${COUNT} --nodes ${NODES} --unrelated-pods ${UNRELATED}` +
     ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}` +
     (CPU_LIMIT === undefined ? "" : ` --cpu-limit ${CPU_LIMIT}`) +
-    (values.peer ? ` --peer ${values.peer} --peer-workers ${PEER_WORKERS}` : ""),
+    (values.peer ? ` --peer ${values.peer} --peer-workers ${PEER_WORKERS}` : "") +
+    (values["cpu-prof"] ? " --cpu-prof" : ""),
   date: new Date().toISOString(),
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (bench/README.md, "V8's flags"): a result names
@@ -148,7 +155,7 @@ try {
    * Starts the replicas (each in a cgroup of its own under --cpu-limit, all made before any
    * replica starts, so that a refusal leaves no process behind); resolves once each has synced.
    */
-  const start = async () => {
+  const start = async (profileDir?: string) => {
     const limits = CPU_LIMIT === undefined ? [] : await Promise.all(
       Array.from(
         { length: REPLICAS },
@@ -158,7 +165,10 @@ try {
     const spawned = Date.now();
     const fleet = Array.from({ length: REPLICAS }, (_, i) => {
       const limit: CpuLimit | undefined = limits[i];
-      const operator = OperatorRun.start(operatorArgs, { launcher: limit?.launcher });
+      const operator = OperatorRun.start(operatorArgs, {
+        launcher: limit?.launcher,
+        denoFlags: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${i}`] : undefined,
+      });
       return { operator, limit, rss: rssSampler(operator.child.pid) };
     });
     for (const { operator } of fleet) {
@@ -215,7 +225,10 @@ try {
 
   // The operator, from start to quiet.
   const planeBefore = await cpuOf(plane.pids());
-  const { operator, rss, spawned } = await start();
+  const profileDir = values["cpu-prof"]
+    ? await Deno.makeTempDir({ prefix: "ptemplate-cpu-prof-" })
+    : undefined;
+  const { operator, rss, spawned } = await start(profileDir);
   const started = Date.now();
   await waitForChildren(admin, COUNT);
   // Where the two cores went while the children were made (the control plane: API server,
@@ -243,6 +256,7 @@ try {
   result.writesWhileIdle = (await writesOf(plane, SA)).filter((e) => at(e) > quietAt).length;
   await rss.stop();
   await operator.stop();
+  if (profileDir) result.cpuProfile = await profilesIn(profileDir);
   if (Deno.env.get("BENCH_LOG")) {
     await Deno.writeTextFile(
       Deno.env.get("BENCH_LOG")!,
@@ -333,7 +347,37 @@ if (values.peer) {
   console.log(`| --- | --- | ${peers.map(() => "---").join(" | ")} |`);
   for (const row of peerRows(result)) console.log(`| ${row.join(" | ")} |`);
 }
+for (const profile of (result.cpuProfile ?? []) as ({ file: string } & ProfileSummary)[]) {
+  console.log(
+    `\n${profile.file}: ${profile.seconds} s, idle ${profile.idleSeconds} s, ` +
+      `garbage collection ${profile.gcSeconds} s, running ${profile.busySeconds} s`,
+  );
+  console.log(
+    "\n| own time, s | function | | inside it, s | function |\n| --- | --- | --- | --- | --- |",
+  );
+  profile.selfByFunction.forEach((own, i) => {
+    const inside = profile.insideFunction[i];
+    console.log(
+      `| ${own.seconds} | ${own.name} | | ${inside?.seconds ?? ""} | ${inside?.name ?? ""} |`,
+    );
+  });
+}
 if (values.out) {
   await Deno.writeTextFile(values.out, JSON.stringify(result, null, 2) + "\n");
   say(`wrote ${values.out}`);
+}
+
+/** The summary of each replica's main-thread profile, written at its exit (`--cpu-prof`). */
+async function profilesIn(dir: string): Promise<({ file: string } & ProfileSummary)[]> {
+  const summaries = [];
+  for (let i = 0; i < REPLICAS; i++) {
+    for await (const entry of Deno.readDir(`${dir}/${i}`)) {
+      if (!entry.name.endsWith(".cpuprofile")) continue;
+      const file = `${dir}/${i}/${entry.name}`;
+      const profile = JSON.parse(await Deno.readTextFile(file));
+      const root = new URL("../", import.meta.url).href;
+      summaries.push({ file, ...summarizeCpuProfile(profile, { root, top: 20 }) });
+    }
+  }
+  return summaries;
 }

@@ -190,7 +190,10 @@ try {
         stop: () => Promise.all(fleet.map((f) => f.rss.stop())),
       },
       operator: {
-        lines: fleet.flatMap((f) => f.operator.lines),
+        /** Every replica's log lines so far. */
+        get lines() {
+          return fleet.flatMap((f) => f.operator.lines);
+        },
         /** Every replica's /metrics, one text. */
         metrics: async () => {
           const texts = await Promise.all(fleet.map(async (f) => {

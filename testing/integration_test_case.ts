@@ -13,6 +13,12 @@ import { withinMs } from "../util/sleep.ts";
  */
 const TEST_DEADLINE_MS = 30 * 60_000;
 
+/**
+ * The deadline of a whole binaries test: an integration test's own fires first, inside it, so
+ * that its control plane is still stopped; this one only if stopping hangs too.
+ */
+const OUTER_DEADLINE_MS = TEST_DEADLINE_MS + 2 * 60_000;
+
 /** Waits for `run`, or fails once `deadlineMs` has passed without it settling. */
 export async function beforeDeadline<T>(
   name: string,
@@ -79,7 +85,7 @@ export async function binariesTest(
     sanitizeResources: false,
     async fn(t) {
       if ("error" in found) throw found.error;
-      await beforeDeadline(name, fn(found.binaries, t));
+      await beforeDeadline(name, fn(found.binaries, t), OUTER_DEADLINE_MS);
     },
   });
 }

@@ -74,7 +74,7 @@ export function operatorTracer(): OperatorTracer {
 
 /** Runs `fn` with `span` as the active span: the spans and log lines it makes belong to it. */
 export function withSpan<T>(span: Span, fn: () => T): T {
-  if (!api || span === NOOP_SPAN) return fn();
+  if (!api) return fn();
   const active: Context = api.trace.setSpan(api.context.active(), span);
   return api.context.with(active, fn);
 }

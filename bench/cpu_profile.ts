@@ -44,10 +44,14 @@ export interface ProfileSummary {
 const IDLE = "(idle)";
 const GC = "(garbage collector)";
 
-/** Sums `profile`, keeping the `top` largest of each list; `root` is cut from file names. */
+/**
+ * Sums `profile`, keeping the `top` largest of each list; `root` is cut from file names. With
+ * `fromSeconds`, only the samples taken that long after the profile began (the stretch after the
+ * children are made, say).
+ */
 export function summarizeCpuProfile(
   profile: CpuProfile,
-  options: { top?: number; root?: string } = {},
+  options: { top?: number; root?: string; fromSeconds?: number } = {},
 ): ProfileSummary {
   const top = options.top ?? 25;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -55,9 +59,12 @@ export function summarizeCpuProfile(
   for (const node of profile.nodes) {
     for (const child of node.children ?? []) parentOf.set(child, node.id);
   }
+  const from = (options.fromSeconds ?? 0) * 1e6;
   const timeOf = new Map<number, number>();
+  let at = 0;
   profile.samples.forEach((id, i) => {
-    timeOf.set(id, (timeOf.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    at += profile.timeDeltas[i] ?? 0;
+    if (at >= from) timeOf.set(id, (timeOf.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
 
   const self = new Map<string, number>();

@@ -54,3 +54,9 @@ Deno.test("time inside a function counts what it called, a recursive one once", 
     { name: "parse kube/watch.ts:38", seconds: 3 },
   ]);
 });
+
+Deno.test("from a second on: only the samples taken from then", () => {
+  const summary = summarizeCpuProfile(PROFILE, { root: ROOT, fromSeconds: 4 });
+  expect(summary).toMatchObject({ seconds: 7, idleSeconds: 4, gcSeconds: 1, busySeconds: 2 });
+  expect(summary.selfByFunction.map((s) => s.name)).not.toContain("visit runtime/visitor.ts:10");
+});

@@ -259,7 +259,16 @@ try {
   result.writesWhileIdle = (await writesOf(plane, SA)).filter((e) => at(e) > quietAt).length;
   await rss.stop();
   await operator.stop();
-  if (profileDir) result.cpuProfile = await profilesIn(profileDir);
+  if (profileDir) {
+    result.cpuProfile = await profilesIn(profileDir);
+    // The same profiles from the moment every child existed: the stretch their controllers'
+    // status changes fill.
+    result.cpuProfileAfterChildren = await profilesIn(
+      profileDir,
+      (started - spawned) / 1000 +
+        (result.childrenCpu as { seconds: number }).seconds,
+    );
+  }
   if (Deno.env.get("BENCH_LOG")) {
     await Deno.writeTextFile(
       Deno.env.get("BENCH_LOG")!,
@@ -350,7 +359,14 @@ if (values.peer) {
   console.log(`| --- | --- | ${peers.map(() => "---").join(" | ")} |`);
   for (const row of peerRows(result)) console.log(`| ${row.join(" | ")} |`);
 }
-for (const profile of (result.cpuProfile ?? []) as ({ file: string } & ProfileSummary)[]) {
+const profiles = [
+  ...(result.cpuProfile ?? []) as ({ file: string } & ProfileSummary)[],
+  ...((result.cpuProfileAfterChildren ?? []) as ({ file: string } & ProfileSummary)[]).map((p) => ({
+    ...p,
+    file: `${p.file}, after the children`,
+  })),
+];
+for (const profile of profiles) {
   console.log(
     `\n${profile.file}: ${profile.seconds} s, idle ${profile.idleSeconds} s, ` +
       `garbage collection ${profile.gcSeconds} s, running ${profile.busySeconds} s`,
@@ -370,8 +386,14 @@ if (values.out) {
   say(`wrote ${values.out}`);
 }
 
-/** The summary of each replica's main-thread profile, written at its exit (`--cpu-prof`). */
-async function profilesIn(dir: string): Promise<({ file: string } & ProfileSummary)[]> {
+/**
+ * The summary of each replica's main-thread profile, written at its exit (`--cpu-prof`), from
+ * `fromSeconds` after its start.
+ */
+async function profilesIn(
+  dir: string,
+  fromSeconds = 0,
+): Promise<({ file: string } & ProfileSummary)[]> {
   const summaries = [];
   for (let i = 0; i < REPLICAS; i++) {
     for await (const entry of Deno.readDir(`${dir}/${i}`)) {
@@ -379,7 +401,7 @@ async function profilesIn(dir: string): Promise<({ file: string } & ProfileSumma
       const file = `${dir}/${i}/${entry.name}`;
       const profile = JSON.parse(await Deno.readTextFile(file));
       const root = new URL("../", import.meta.url).href;
-      summaries.push({ file, ...summarizeCpuProfile(profile, { root, top: 20 }) });
+      summaries.push({ file, ...summarizeCpuProfile(profile, { root, top: 20, fromSeconds }) });
     }
   }
   return summaries;

@@ -46,12 +46,12 @@ const GC = "(garbage collector)";
 
 /**
  * Sums `profile`, keeping the `top` largest of each list; `root` is cut from file names. With
- * `fromSeconds`, only the samples taken that long after the profile began (the stretch after the
- * children are made, say).
+ * `fromSeconds` and `toSeconds` (after the profile began), only the samples of that stretch: while
+ * the children are made, say.
  */
 export function summarizeCpuProfile(
   profile: CpuProfile,
-  options: { top?: number; root?: string; fromSeconds?: number } = {},
+  options: { top?: number; root?: string; fromSeconds?: number; toSeconds?: number } = {},
 ): ProfileSummary {
   const top = options.top ?? 25;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -60,11 +60,12 @@ export function summarizeCpuProfile(
     for (const child of node.children ?? []) parentOf.set(child, node.id);
   }
   const from = (options.fromSeconds ?? 0) * 1e6;
+  const to = (options.toSeconds ?? Infinity) * 1e6;
   const timeOf = new Map<number, number>();
   let at = 0;
   profile.samples.forEach((id, i) => {
     at += profile.timeDeltas[i] ?? 0;
-    if (at >= from) timeOf.set(id, (timeOf.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    if (at >= from && at < to) timeOf.set(id, (timeOf.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
 
   const self = new Map<string, number>();

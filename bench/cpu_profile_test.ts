@@ -55,8 +55,12 @@ Deno.test("time inside a function counts what it called, a recursive one once", 
   ]);
 });
 
-Deno.test("from a second on: only the samples taken from then", () => {
-  const summary = summarizeCpuProfile(PROFILE, { root: ROOT, fromSeconds: 4 });
-  expect(summary).toMatchObject({ seconds: 7, idleSeconds: 4, gcSeconds: 1, busySeconds: 2 });
-  expect(summary.selfByFunction.map((s) => s.name)).not.toContain("visit runtime/visitor.ts:10");
+Deno.test("a stretch: only the samples taken from its first second to its last", () => {
+  const after = summarizeCpuProfile(PROFILE, { root: ROOT, fromSeconds: 4 });
+  expect(after).toMatchObject({ seconds: 7, idleSeconds: 4, gcSeconds: 1, busySeconds: 2 });
+  expect(after.selfByFunction.map((s) => s.name)).not.toContain("visit runtime/visitor.ts:10");
+  const before = summarizeCpuProfile(PROFILE, { root: ROOT, toSeconds: 4 });
+  expect(before).toMatchObject({ seconds: 3, idleSeconds: 0, gcSeconds: 0, busySeconds: 3 });
+  const middle = summarizeCpuProfile(PROFILE, { root: ROOT, fromSeconds: 5, toSeconds: 7 });
+  expect(middle).toMatchObject({ seconds: 2, idleSeconds: 1, busySeconds: 1 });
 });

@@ -259,16 +259,6 @@ try {
   result.writesWhileIdle = (await writesOf(plane, SA)).filter((e) => at(e) > quietAt).length;
   await rss.stop();
   await operator.stop();
-  if (profileDir) {
-    result.cpuProfile = await profilesIn(profileDir);
-    // The same profiles from the moment every child existed: the stretch their controllers'
-    // status changes fill.
-    result.cpuProfileAfterChildren = await profilesIn(
-      profileDir,
-      (started - spawned) / 1000 +
-        (result.childrenCpu as { seconds: number }).seconds,
-    );
-  }
   if (Deno.env.get("BENCH_LOG")) {
     await Deno.writeTextFile(
       Deno.env.get("BENCH_LOG")!,
@@ -285,6 +275,26 @@ try {
   result.leaseWritesPerMinute = leaseWrites.length /
     Math.max(1, (Math.max(...leaseWrites.map(at)) - first) / 60_000);
   Object.assign(result, writeFigures(audit, { username: SA, since: first, count: COUNT }));
+  if (profileDir) {
+    // Seconds after the start: every child exists, then the operator's last write (the statuses
+    // end); after it, the DaemonSet controller's status changes still reach it until quiet.
+    const childrenAt = (started - spawned) / 1000 +
+      (result.childrenCpu as { seconds: number }).seconds;
+    const lastWriteAt = (Math.max(...mine.filter(isWork).map(at)) - spawned) / 1000;
+    result.cpuProfile = await profilesIn(profileDir);
+    result.cpuProfileStretches = [
+      { stretch: "while the children are made", toSeconds: childrenAt },
+      {
+        stretch: "then to the operator's last write",
+        fromSeconds: childrenAt,
+        toSeconds: lastWriteAt,
+      },
+      { stretch: "then until the cluster settled", fromSeconds: lastWriteAt },
+    ];
+    for (const stretch of result.cpuProfileStretches as Stretch[]) {
+      stretch.profiles = await profilesIn(profileDir, stretch);
+    }
+  }
 
   // Our last status write after the DaemonSet controller's last status write, per Ptemplate.
   const lastWrite = (filter: (e: AuditEvent) => boolean) => {
@@ -361,10 +371,9 @@ if (values.peer) {
 }
 const profiles = [
   ...(result.cpuProfile ?? []) as ({ file: string } & ProfileSummary)[],
-  ...((result.cpuProfileAfterChildren ?? []) as ({ file: string } & ProfileSummary)[]).map((p) => ({
-    ...p,
-    file: `${p.file}, after the children`,
-  })),
+  ...((result.cpuProfileStretches ?? []) as Stretch[]).flatMap((stretch) =>
+    stretch.profiles!.map((p) => ({ ...p, file: `${p.file}, ${stretch.stretch}` }))
+  ),
 ];
 for (const profile of profiles) {
   console.log(
@@ -386,13 +395,21 @@ if (values.out) {
   say(`wrote ${values.out}`);
 }
 
+/** A stretch of the run, in seconds after the operator's start, and its profiles. */
+interface Stretch {
+  stretch: string;
+  fromSeconds?: number;
+  toSeconds?: number;
+  profiles?: ({ file: string } & ProfileSummary)[];
+}
+
 /**
- * The summary of each replica's main-thread profile, written at its exit (`--cpu-prof`), from
- * `fromSeconds` after its start.
+ * The summary of each replica's main-thread profile, written at its exit (`--cpu-prof`), over
+ * `window` (seconds after its start; the whole profile by default).
  */
 async function profilesIn(
   dir: string,
-  fromSeconds = 0,
+  window: { fromSeconds?: number; toSeconds?: number } = {},
 ): Promise<({ file: string } & ProfileSummary)[]> {
   const summaries = [];
   for (let i = 0; i < REPLICAS; i++) {
@@ -401,7 +418,7 @@ async function profilesIn(
       const file = `${dir}/${i}/${entry.name}`;
       const profile = JSON.parse(await Deno.readTextFile(file));
       const root = new URL("../", import.meta.url).href;
-      summaries.push({ file, ...summarizeCpuProfile(profile, { root, top: 20, fromSeconds }) });
+      summaries.push({ file, ...summarizeCpuProfile(profile, { root, top: 20, ...window }) });
     }
   }
   return summaries;

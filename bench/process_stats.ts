@@ -33,6 +33,47 @@ export async function cpuOf(pids: number[]): Promise<number> {
   return ticks / 100;
 }
 
+/**
+ * CPU seconds a process's threads have used so far, summed by thread name (`deno` for the main
+ * thread, `V8 DefaultWorke` for V8's helpers, `tokio-runtime-w`...), each as user and system time.
+ */
+export async function threadCpuOf(pid: number): Promise<ThreadCpu[]> {
+  const { stdout } = await new Deno.Command("sh", {
+    args: ["-c", `cat /proc/${pid}/task/*/stat`],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return threadCpuFrom(new TextDecoder().decode(stdout));
+}
+
+/** CPU seconds of the threads named `name`: user and system time. */
+export interface ThreadCpu {
+  name: string;
+  user: number;
+  system: number;
+}
+
+/** Sums the `/proc/PID/task/TID/stat` lines of `text` by thread name, largest first. */
+export function threadCpuFrom(text: string): ThreadCpu[] {
+  const byName = new Map<string, ThreadCpu>();
+  for (const line of text.split("\n")) {
+    const open = line.indexOf("(");
+    const close = line.lastIndexOf(") ");
+    if (open < 0 || close < open) continue;
+    const name = line.slice(open + 1, close);
+    const fields = line.slice(close + 2).split(" ");
+    const sum = byName.get(name) ?? { name, user: 0, system: 0 };
+    sum.user += Number(fields[11]) / 100;
+    sum.system += Number(fields[12]) / 100;
+    byName.set(name, sum);
+  }
+  return [...byName.values()].map((t) => ({
+    name: t.name,
+    user: Math.round(t.user * 100) / 100,
+    system: Math.round(t.system * 100) / 100,
+  })).sort((a, b) => b.user + b.system - a.user - a.system || a.name.localeCompare(b.name));
+}
+
 /** A process's RSS sampled until stopped. */
 export interface RssSampler {
   readonly peak: number;

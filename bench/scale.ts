@@ -42,7 +42,7 @@ import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
 import { type ProfileSummary, summarizeCpuProfile } from "./cpu_profile.ts";
-import { cpuOf, rssSampler } from "./process_stats.ts";
+import { cpuOf, rssSampler, threadCpuOf } from "./process_stats.ts";
 import {
   measureReference,
   populate,
@@ -240,6 +240,8 @@ try {
     seconds: (Date.now() - started) / 1000,
     controlPlane: await cpuOf(plane.pids()) - planeBefore,
     operator: await cpuOf(operator.pids),
+    // Each replica's threads: the main thread (JavaScript, and Deno's I/O), V8's helpers.
+    threads: await Promise.all(operator.pids.map(threadCpuOf)),
     // Under --cpu-limit: the share of each replica's 100 ms periods its quota cut short.
     throttled: CPU_LIMIT === undefined
       ? undefined
@@ -253,6 +255,7 @@ try {
   result.settledRssMiB = rss.last;
   result.replicaRssMiB = rss.each;
   result.cpuSeconds = await cpuOf(operator.pids);
+  result.threadCpu = await Promise.all(operator.pids.map(threadCpuOf));
   result.perPtemplate = perPtemplate(await operator.metrics(), COUNT);
   const quietAt = Date.now();
   await sleep(20_000);

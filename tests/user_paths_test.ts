@@ -544,6 +544,9 @@ await binariesTest(
         for (const key of ["childrenSeconds", "writesTotal", "peakRssMiB", "writesWhileIdle"]) {
           expect({ key, type: typeof json[key] }).toEqual({ key, type: "number" });
         }
+        // The replica's CPU by thread: the main thread, named after the executable, ran.
+        const [threads] = json.threadCpu as { name: string; user: number }[][];
+        expect(threads.find((t) => t.name === "deno")?.user).toBeGreaterThan(0);
       });
 
       await t.step("bench:backlog, small: both queues, both backlogs, in the JSON", async () => {

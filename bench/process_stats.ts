@@ -2,6 +2,7 @@
  * What a running process costs, read from outside it: its resident set (from `ps`, sampled over
  * time for the peak) and the CPU seconds it has used (from `/proc`), whatever it runs.
  */
+import { type ThreadStat, threadStats } from "../testing/process.ts";
 import { sleep } from "../util/sleep.ts";
 
 /** The resident set of a process, from `ps`, in MiB (0 once it is gone). */
@@ -38,12 +39,7 @@ export async function cpuOf(pids: number[]): Promise<number> {
  * thread, `V8 DefaultWorke` for V8's helpers, `tokio-runtime-w`...), each as user and system time.
  */
 export async function threadCpuOf(pid: number): Promise<ThreadCpu[]> {
-  const { stdout } = await new Deno.Command("sh", {
-    args: ["-c", `cat /proc/${pid}/task/*/stat`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return threadCpuFrom(new TextDecoder().decode(stdout));
+  return threadCpuByName(await threadStats(pid));
 }
 
 /** CPU seconds of the threads named `name`: user and system time. */
@@ -53,24 +49,19 @@ export interface ThreadCpu {
   system: number;
 }
 
-/** Sums the `/proc/PID/task/TID/stat` lines of `text` by thread name, largest first. */
-export function threadCpuFrom(text: string): ThreadCpu[] {
-  const byName = new Map<string, ThreadCpu>();
-  for (const line of text.split("\n")) {
-    const open = line.indexOf("(");
-    const close = line.lastIndexOf(") ");
-    if (open < 0 || close < open) continue;
-    const name = line.slice(open + 1, close);
-    const fields = line.slice(close + 2).split(" ");
-    const sum = byName.get(name) ?? { name, user: 0, system: 0 };
-    sum.user += Number(fields[11]) / 100;
-    sum.system += Number(fields[12]) / 100;
-    byName.set(name, sum);
+/** Sums `threads` by name, largest first. */
+export function threadCpuByName(threads: ThreadStat[]): ThreadCpu[] {
+  const byName = new Map<string, { user: number; system: number }>();
+  for (const thread of threads) {
+    const sum = byName.get(thread.name) ?? { user: 0, system: 0 };
+    sum.user += thread.userTicks;
+    sum.system += thread.systemTicks;
+    byName.set(thread.name, sum);
   }
-  return [...byName.values()].map((t) => ({
-    name: t.name,
-    user: Math.round(t.user * 100) / 100,
-    system: Math.round(t.system * 100) / 100,
+  return [...byName].map(([name, ticks]) => ({
+    name,
+    user: ticks.user / 100,
+    system: ticks.system / 100,
   })).sort((a, b) => b.user + b.system - a.user - a.system || a.name.localeCompare(b.name));
 }
 

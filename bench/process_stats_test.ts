@@ -1,5 +1,6 @@
 import { expect } from "expect";
-import { threadCpuFrom } from "./process_stats.ts";
+import { parseThreadStats } from "../testing/process.ts";
+import { threadCpuByName } from "./process_stats.ts";
 
 /** A `/proc/PID/task/TID/stat` line: utime and stime are the 14th and 15th fields. */
 const stat = (tid: number, name: string, utime: number, stime: number) =>
@@ -13,7 +14,7 @@ Deno.test("threads' CPU is summed by name, user and system apart, largest first"
     stat(13, "tokio-runtime-w", 0, 0),
     "",
   ].join("\n");
-  expect(threadCpuFrom(text)).toEqual([
+  expect(threadCpuByName(parseThreadStats(text))).toEqual([
     { name: "deno", user: 2.5, system: 0.3 },
     { name: "V8 DefaultWorke", user: 0.85, system: 0.07 },
     { name: "tokio-runtime-w", user: 0, system: 0 },
@@ -21,5 +22,7 @@ Deno.test("threads' CPU is summed by name, user and system apart, largest first"
 });
 
 Deno.test("a thread name with a space and a parenthesis is read whole", () => {
-  expect(threadCpuFrom(stat(7, "a) b", 100, 0))).toEqual([{ name: "a) b", user: 1, system: 0 }]);
+  expect(parseThreadStats(stat(7, "a) b", 100, 3))).toEqual([
+    { tid: 7, name: "a) b", userTicks: 100, systemTicks: 3 },
+  ]);
 });

@@ -127,27 +127,49 @@ export async function childProcesses(ppid: number): Promise<{ pid: number; comma
   });
 }
 
+/** One thread of a process: its id, its name, and the CPU it has used in clock ticks of 10 ms. */
+export interface ThreadStat {
+  tid: number;
+  name: string;
+  userTicks: number;
+  systemTicks: number;
+}
+
 /**
- * The CPU time (user and system, in clock ticks of 10 ms) each thread of process `pid` has used,
- * by thread id: `/proc/PID/task/TID/stat`, read through `cat` (Deno grants `/proc` only with
- * --allow-all). A thread that spins gains about 100 ticks a second; an idle one, none.
+ * Each thread of process `pid`: `/proc/PID/task/TID/stat`, read through `cat` (Deno grants
+ * `/proc` only with --allow-all). A thread that spins gains about 100 ticks a second; an idle one,
+ * none. Empty once the process is gone.
  */
-export async function threadCpuTicks(pid: number): Promise<Map<number, number>> {
+export async function threadStats(pid: number): Promise<ThreadStat[]> {
   const { stdout } = await new Deno.Command("sh", {
     args: ["-c", `cat /proc/${pid}/task/*/stat 2>/dev/null`],
     stdout: "piped",
     stderr: "null",
   }).output();
-  const ticks = new Map<number, number>();
-  for (const line of new TextDecoder().decode(stdout).split("\n")) {
-    // The command name (field 2) may hold spaces: count the fields after its closing paren.
-    const close = line.lastIndexOf(")");
-    if (close < 0) continue;
+  return parseThreadStats(new TextDecoder().decode(stdout));
+}
+
+/** The threads in `text`, lines of `/proc/PID/task/TID/stat`. */
+export function parseThreadStats(text: string): ThreadStat[] {
+  return text.split("\n").flatMap((line) => {
+    // The name (field 2) may hold spaces and parentheses: the fields after its last ") " follow.
+    const open = line.indexOf(" (");
+    const close = line.lastIndexOf(") ");
+    if (open < 0 || close < open) return [];
     const fields = line.slice(close + 2).split(" ");
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    ticks.set(Number(line.slice(0, line.indexOf(" "))), Number(fields[11]) + Number(fields[12]));
-  }
-  return ticks;
+    return [{
+      tid: Number(line.slice(0, open)),
+      name: line.slice(open + 2, close),
+      userTicks: Number(fields[11]),
+      systemTicks: Number(fields[12]),
+    }];
+  });
+}
+
+/** The CPU ticks (user and system) each thread of process `pid` has used, by thread id. */
+export async function threadCpuTicks(pid: number): Promise<Map<number, number>> {
+  return new Map((await threadStats(pid)).map((t) => [t.tid, t.userTicks + t.systemTicks]));
 }
 
 /** The most CPU ticks any one thread of `pid` gained from `before` to `after`. */

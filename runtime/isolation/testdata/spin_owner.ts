@@ -7,35 +7,15 @@
 import { eventually } from "../../../testing/eventually.ts";
 import { busiestThread, childProcesses, threadCpuTicks } from "../../../testing/process.ts";
 import { sleep } from "../../../util/sleep.ts";
-import type { KubeObject, Stored } from "../../../kube/object.ts";
-import { log, Registry } from "../../observe/mod.ts";
-import type { ReconcileContext } from "../../plugin/mod.ts";
-import { hostUnderDenoRun } from "../plugin_host.ts";
 import { ReconcileTimeoutError, VisitDeadline } from "../visit_deadline.ts";
-import { workerRunner } from "../worker_runner.ts";
-import { spinner } from "./worker_plugins.ts";
+import { OWNER_CONTEXT, SPIN, spinnerRunner } from "./spinner_runner.ts";
 
-const runner = workerRunner(spinner, {
-  host: hostUnderDenoRun([new URL("./", import.meta.url).pathname]),
-  url: new URL("./worker_plugins.ts", import.meta.url).href,
-  exportName: "spinner",
-  heapLimitMb: 32,
-  callTimeoutMs: 2_000,
-  log: log("owner"),
-  metrics: new Registry(),
-});
-const spin = {
-  metadata: { name: "spin", namespace: "ns", uid: "spin", resourceVersion: "1" },
-} as Stored<KubeObject>;
-const context = { log: log("owner") } as unknown as ReconcileContext;
+const runner = spinnerRunner(2_000);
 const hosts = async () =>
   (await childProcesses(Deno.pid)).filter((p) => p.command.includes("plugin_host.ts"));
 try {
-  const ended = await runner.reconcile(
-    spin,
-    context,
-    new VisitDeadline(3_000, new AbortController().signal),
-  )
+  const deadline = new VisitDeadline(3_000, new AbortController().signal);
+  const ended = await runner.reconcile(SPIN, OWNER_CONTEXT, deadline)
     .then(
       () => "returned",
       (error) => error instanceof ReconcileTimeoutError ? "timeout" : String(error),

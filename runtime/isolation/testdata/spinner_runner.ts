@@ -6,11 +6,12 @@ import type { KubeObject, Stored } from "../../../kube/object.ts";
 import { log, Registry } from "../../observe/mod.ts";
 import type { ReconcileContext } from "../../plugin/mod.ts";
 import { hostUnderDenoRun } from "../plugin_host.ts";
+import type { PluginRunner } from "../plugin_runner.ts";
 import { workerRunner } from "../worker_runner.ts";
 import { spinner } from "./worker_plugins.ts";
 
 /** The spinner's runner, its calls answered within `callTimeoutMs`. */
-export function spinnerRunner(callTimeoutMs: number) {
+export function spinnerRunner(callTimeoutMs: number): PluginRunner {
   return workerRunner(spinner, {
     host: hostUnderDenoRun([new URL("./", import.meta.url).pathname]),
     url: new URL("./worker_plugins.ts", import.meta.url).href,

@@ -2,7 +2,7 @@
  * What a running process costs, read from outside it: its resident set (from `ps`, sampled over
  * time for the peak) and the CPU seconds it has used (from `/proc`), whatever it runs.
  */
-import { type ThreadStat, threadStats } from "../testing/process.ts";
+import { parseThreadStats, type ThreadStat, threadStats } from "../testing/process.ts";
 import { sleep } from "../util/sleep.ts";
 
 /** The resident set of a process, from `ps`, in MiB (0 once it is gone). */
@@ -25,13 +25,9 @@ export async function cpuOf(pids: number[]): Promise<number> {
     stdout: "piped",
     stderr: "null",
   }).output();
-  let ticks = 0;
-  for (const line of new TextDecoder().decode(stdout).split("\n")) {
-    // utime and stime, after the command name (which may hold spaces) and its ")".
-    const fields = line.split(") ")[1]?.split(" ");
-    if (fields) ticks += Number(fields[11]) + Number(fields[12]);
-  }
-  return ticks / 100;
+  // A process's stat line has the shape of a thread's.
+  const processes = parseThreadStats(new TextDecoder().decode(stdout));
+  return processes.reduce((sum, p) => sum + p.userTicks + p.systemTicks, 0) / 100;
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--replicas 1]
  *     [--shards] [--gate on|off] [--cpu-limit CORES] [--peer controller-runtime]
- *     [--peer-workers 1] [--cpu-prof] [--out file.json]
+ *     [--peer-workers 1] [--cpu-prof] [--perf] [--out file.json]
  *
  * `--replicas R` runs R operator processes with leader election (one works, the others stand
  * by); with `--shards` they split the work in R shards (`run --shards R`), on an API server
@@ -28,6 +28,11 @@
  * `--cpu-prof` profiles the measured run's main thread (`deno run --cpu-prof`, written at its
  * exit) and prints where its time went (bench/cpu_profile.ts); sampling costs CPU of its own, so
  * take CPU figures from a run without it.
+ *
+ * `--perf` records the measured run's process with Linux `perf`, every thread and native code as
+ * well (bench/perf_record.ts), while the children are made and after, to quiet; it prints how
+ * each stretch's CPU split between JavaScript, V8's and Deno's native code, the kernel and V8's
+ * helper threads (JSON `perfStretches`). One replica only.
  */
 import { parseArgs } from "node:util";
 import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
@@ -42,6 +47,8 @@ import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
 import { type ProfileSummary, summarizeCpuProfile } from "./cpu_profile.ts";
+import { checkPerf, PERF_V8_FLAG, PerfRecord } from "./perf_record.ts";
+import type { PerfSplit } from "./perf_split.ts";
 import { cpuOf, rssSampler, threadCpuOf } from "./process_stats.ts";
 import {
   measureReference,
@@ -76,6 +83,7 @@ const { values } = parseArgs({
     peer: { type: "string" },
     "peer-workers": { type: "string", default: "1" },
     "cpu-prof": { type: "boolean", default: false },
+    perf: { type: "boolean", default: false },
     out: { type: "string" },
   },
 });
@@ -101,6 +109,10 @@ if (!Number.isInteger(PEER_WORKERS) || PEER_WORKERS < 1) {
     `--peer-workers must be a whole number of at least 1, not ${values["peer-workers"]}`,
   );
 }
+if (values.perf && REPLICAS > 1) {
+  throw new Error("--perf records one process: run it with --replicas 1");
+}
+if (values.perf) await checkPerf();
 const CLUSTER: ScaleCluster = { count: COUNT, nodes: NODES, unrelatedPods: UNRELATED, gate: GATE };
 const SA = "system:serviceaccount:ptemplate-operator-system:ptemplate-operator";
 
@@ -112,7 +124,7 @@ const result: Record<string, unknown> = {
     ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}` +
     (CPU_LIMIT === undefined ? "" : ` --cpu-limit ${CPU_LIMIT}`) +
     (values.peer ? ` --peer ${values.peer} --peer-workers ${PEER_WORKERS}` : "") +
-    (values["cpu-prof"] ? " --cpu-prof" : ""),
+    (values["cpu-prof"] ? " --cpu-prof" : "") + (values.perf ? " --perf" : ""),
   date: new Date().toISOString(),
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (bench/README.md, "V8's flags"): a result names
@@ -155,7 +167,7 @@ try {
    * Starts the replicas (each in a cgroup of its own under --cpu-limit, all made before any
    * replica starts, so that a refusal leaves no process behind); resolves once each has synced.
    */
-  const start = async (profileDir?: string) => {
+  const start = async (profileDir?: string, perf = false) => {
     const limits = CPU_LIMIT === undefined ? [] : await Promise.all(
       Array.from(
         { length: REPLICAS },
@@ -167,7 +179,10 @@ try {
       const limit: CpuLimit | undefined = limits[i];
       const operator = OperatorRun.start(operatorArgs, {
         launcher: limit?.launcher,
-        denoFlags: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${i}`] : undefined,
+        denoFlags: [
+          ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${i}`] : [],
+          ...perf ? [PERF_V8_FLAG] : [],
+        ],
       });
       return { operator, limit, rss: rssSampler(operator.child.pid) };
     });
@@ -231,9 +246,20 @@ try {
   const profileDir = values["cpu-prof"]
     ? await Deno.makeTempDir({ prefix: "ptemplate-cpu-prof-" })
     : undefined;
-  const { operator, rss, spawned } = await start(profileDir);
+  const { operator, rss, spawned } = await start(profileDir, values.perf);
+  const perfDir = values.perf ? await Deno.makeTempDir({ prefix: "ptemplate-perf-" }) : undefined;
+  const record = (stretch: string) =>
+    perfDir
+      ? {
+        stretch,
+        perf: PerfRecord.start({ pid: operator.pids[0], file: `${perfDir}/${stretch}` }),
+      }
+      : undefined;
+  const perfStretches = [record("while the children are made")];
   const started = Date.now();
   await waitForChildren(admin, COUNT);
+  await perfStretches[0]?.perf.stop();
+  perfStretches.push(record("then until the cluster settled"));
   // Where the two cores went while the children were made (the control plane: API server,
   // etcd, controller manager), against the same for the raw client below.
   result.childrenCpu = {
@@ -251,6 +277,7 @@ try {
   };
   say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
   await waitForQuiet(plane, SA);
+  await perfStretches[1]?.perf.stop();
   result.peakRssMiB = rss.peak;
   result.settledRssMiB = rss.last;
   result.replicaRssMiB = rss.each;
@@ -262,6 +289,16 @@ try {
   result.writesWhileIdle = (await writesOf(plane, SA)).filter((e) => at(e) > quietAt).length;
   await rss.stop();
   await operator.stop();
+  if (perfDir) {
+    const root = new URL("../", import.meta.url).href;
+    const splits = [];
+    for (const stretch of perfStretches) {
+      splits.push({ stretch: stretch!.stretch, ...await stretch!.perf.split(root) });
+    }
+    result.perfStretches = splits;
+    await Deno.remove(perfDir, { recursive: true });
+    await Deno.remove(`/tmp/perf-${operator.pids[0]}.map`).catch(() => {});
+  }
   if (Deno.env.get("BENCH_LOG")) {
     await Deno.writeTextFile(
       Deno.env.get("BENCH_LOG")!,
@@ -392,6 +429,16 @@ for (const profile of profiles) {
       `| ${own.seconds} | ${own.name} | | ${inside?.seconds ?? ""} | ${inside?.name ?? ""} |`,
     );
   });
+}
+for (const split of (result.perfStretches ?? []) as ({ stretch: string } & PerfSplit)[]) {
+  const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+  console.log(`\nperf, ${split.stretch}: ${split.samples} samples\n`);
+  console.log("| where the process's CPU went | share |\n| --- | --- |");
+  for (const part of split.parts) console.log(`| ${part.name} | ${percent(part.share)} |`);
+  console.log("\n| native code called by | share |\n| --- | --- |");
+  for (const caller of split.nativeCallers) {
+    console.log(`| ${caller.name} | ${percent(caller.share)} |`);
+  }
 }
 if (values.out) {
   await Deno.writeTextFile(values.out, JSON.stringify(result, null, 2) + "\n");

@@ -1,13 +1,14 @@
 /**
  * Hot paths of the runtime, each against a reference in the same process (Deno reports the
  * ratio): the queue against a bare array, the cache against a bare Map, the "is this child up to
- * date" check against comparing JSON text.
+ * date" check against comparing JSON text, a labelled counter against a bare Map of counts.
  */
 import { CONFIG_MAP } from "../kube/kinds.ts";
 import type { KubeObject } from "../kube/object.ts";
 import { childUpToDate, foreignFields, stampChild, WorkQueue } from "./reconcile/mod.ts";
 import { Store } from "./cache/mod.ts";
 import { PTEMPLATE_OPERATOR } from "./identity/mod.ts";
+import { Counter } from "./observe/mod.ts";
 
 const KEYS = Array.from({ length: 10_000 }, (_, i) => `ns-${i % 50}/object-${i}`);
 
@@ -108,4 +109,28 @@ Deno.bench({ name: "childUpToDate and foreignFields on a DaemonSet", group: "up-
   ) {
     throw new Error("unexpected");
   }
+});
+
+// Twenty series of three labels, as a request counter sees them: the values are the same strings
+// again and again.
+const SERIES = Array.from({ length: 20 }, (_, i) => ({
+  controller: `controller-${i % 4}`,
+  verb: i % 2 ? "PATCH" : "POST",
+  code: String(200 + (i % 5)),
+}));
+const SERIES_KEYS = SERIES.map((labels) => `${labels.controller}/${labels.verb}/${labels.code}`);
+
+Deno.bench({ name: "a Map of counts, 10k counts", group: "metrics", baseline: true }, () => {
+  const counts = new Map<string, { n: number }>();
+  for (let i = 0; i < 10_000; i++) {
+    const key = SERIES_KEYS[i % 20];
+    const entry = counts.get(key);
+    if (entry) entry.n++;
+    else counts.set(key, { n: 1 });
+  }
+});
+
+Deno.bench({ name: "Counter.inc with three labels, 10k counts", group: "metrics" }, () => {
+  const counter = new Counter("requests_total", "Requests.", ["controller", "verb", "code"]);
+  for (let i = 0; i < 10_000; i++) counter.inc(SERIES[i % 20]);
 });

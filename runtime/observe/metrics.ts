@@ -1,11 +1,8 @@
 /** A small Prometheus registry: counters, gauges and histograms with labels, rendered as text 0.0.4. */
+import { SeriesIndex } from "./series_index.ts";
 
 /** Label values by label name. */
 export type Labels = Record<string, string>;
-
-function labelKey(names: readonly string[], labels: Labels): string {
-  return JSON.stringify(names.map((name) => labels[name] ?? ""));
-}
 
 function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
@@ -38,39 +35,47 @@ export interface Metric {
 /** A metric with labels: one value of `V` per set of label values. */
 export abstract class Family<V> implements Metric {
   /** The value of each series, by its label values. */
-  protected readonly values = new Map<string, { labels: string[]; value: V }>();
+  readonly #series: SeriesIndex<{ labels: string[]; value: V }>;
   /** A metric `name` with `help` text and the names of its labels. */
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
     readonly type: string,
-  ) {}
+  ) {
+    this.#series = new SeriesIndex(labelNames);
+  }
 
   /** The series of `labels`, made with `initial` the first time. */
   protected entry(labels: Labels, initial: () => V): { labels: string[]; value: V } {
-    for (const key of Object.keys(labels)) {
+    for (const key in labels) {
       if (!this.labelNames.includes(key)) {
         throw new TypeError(`metric ${this.name} has no label "${key}"`);
       }
     }
-    const key = labelKey(this.labelNames, labels);
-    let entry = this.values.get(key);
+    let entry = this.#series.get(labels);
     if (!entry) {
       entry = { labels: this.labelNames.map((n) => labels[n] ?? ""), value: initial() };
-      this.values.set(key, entry);
+      this.#series.set(labels, entry);
     }
     return entry;
   }
 
+  /** The series of `labels`, if it was made. */
+  protected find(labels: Labels): { labels: string[]; value: V } | undefined {
+    return this.#series.get(labels);
+  }
+
   /** Forgets one label combination (e.g. a deleted object's gauge). */
   remove(labels: Labels): void {
-    this.values.delete(labelKey(this.labelNames, labels));
+    this.#series.delete(labels);
   }
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
-    for (const { labels, value } of this.values.values()) lines.push(...this.sample(labels, value));
+    for (const { labels, value } of this.#series.values()) {
+      lines.push(...this.sample(labels, value));
+    }
     return lines.join("\n");
   }
 
@@ -91,7 +96,7 @@ export class Counter extends Family<{ n: number }> {
   }
   /** The value of the series of `labels` (0 when it has none). */
   get(labels: Labels = {}): number {
-    return this.values.get(labelKey(this.labelNames, labels))?.value.n ?? 0;
+    return this.find(labels)?.value.n ?? 0;
   }
   /** One `name{labels} value` line. */
   protected sample(labels: string[], value: { n: number }): string[] {
@@ -119,7 +124,7 @@ export class Gauge extends Family<{ n: number }> {
   }
   /** The value of the series of `labels` (0 when it has none). */
   get(labels: Labels = {}): number {
-    return this.values.get(labelKey(this.labelNames, labels))?.value.n ?? 0;
+    return this.find(labels)?.value.n ?? 0;
   }
   /** One `name{labels} value` line. */
   protected sample(labels: string[], value: { n: number }): string[] {
@@ -158,15 +163,15 @@ export class Histogram extends Family<HistogramValue> {
       sum: 0,
       count: 0,
     })).value;
-    this.buckets.forEach((bound, i) => {
-      if (value <= bound) entry.counts[i]++;
-    });
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (value <= this.buckets[i]) entry.counts[i]++;
+    }
     entry.sum += value;
     entry.count++;
   }
   /** How many values the series of `labels` has observed. */
   count(labels: Labels = {}): number {
-    return this.values.get(labelKey(this.labelNames, labels))?.value.count ?? 0;
+    return this.find(labels)?.value.count ?? 0;
   }
   /** The bucket, sum and count lines of one series. */
   protected sample(labels: string[], value: HistogramValue): string[] {

@@ -9,7 +9,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { DAEMON_SET, NAMESPACE, POD } from "../kube/kinds.ts";
 import type { Unstructured } from "../kube/object.ts";
 import type { Resource } from "../kube/resource.ts";
-import { type AuditEvent, WRITE_VERBS } from "../testing/audit_log.ts";
+import { type AuditEvent, AuditTail, WRITE_VERBS } from "../testing/audit_log.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
 import { daemonSetFor, moduleFor } from "../reconcilers/mod.ts";
 import { sleep } from "../util/sleep.ts";
@@ -141,12 +141,15 @@ export const QUIET_MS = 20_000;
  * moment: when the cluster has settled, not at its own last write.
  */
 export async function waitForQuiet(plane: ControlPlane, username: string): Promise<void> {
+  // Read as the log grows: at 10,000 it is hundreds of MB, parsed whole every 5 s otherwise.
+  const audit = new AuditTail(plane.dir);
+  let last: AuditEvent | undefined;
   for (;;) {
     await sleep(5_000);
-    const audit = await plane.auditEvents();
-    const last = audit.filter((e) =>
+    const relevant = (await audit.read()).filter((e) =>
       e.user.username === username ? isWork(e) : isDaemonSetStatus(e)
-    ).at(-1);
+    );
+    last = relevant.at(-1) ?? last;
     if (!last || Date.now() - at(last) > QUIET_MS) return;
   }
 }

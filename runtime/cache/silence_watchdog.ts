@@ -1,18 +1,25 @@
 /**
- * Ends a watch that has gone silent: a timer, set again by every event the watch delivers, that
- * calls `onSilent` once nothing has come for `ms` (a dead connection can look open for hours).
+ * Ends a watch that has gone silent: calls `onSilent` once nothing has come for `ms` (a dead
+ * connection can look open for hours). An event only notes the time; the one timer, when it
+ * fires, looks at when the last event came and waits the rest, so a busy watch does not set a
+ * timer again for every event.
  */
+import { monotonicMs } from "../../util/clock.ts";
+
+/** The silence timer of one watch (see the module doc). */
 export class SilenceWatchdog {
   readonly #ms: number;
   readonly #onSilent: () => void;
   #timer?: ReturnType<typeof setTimeout>;
+  #heardAt: number;
   #silent = false;
 
   /** Starts the timer at once: a watch that delivers nothing at all is silent too. */
   constructor(ms: number, onSilent: () => void) {
     this.#ms = ms;
     this.#onSilent = onSilent;
-    this.#arm();
+    this.#heardAt = monotonicMs();
+    this.#arm(ms);
   }
 
   /** True once the watch went silent (and `onSilent` was called). */
@@ -22,8 +29,7 @@ export class SilenceWatchdog {
 
   /** The watch delivered something: the silence starts over. */
   heard(): void {
-    clearTimeout(this.#timer);
-    this.#arm();
+    this.#heardAt = monotonicMs();
   }
 
   /** The watch ended: no more timer. */
@@ -31,10 +37,12 @@ export class SilenceWatchdog {
     clearTimeout(this.#timer);
   }
 
-  #arm(): void {
+  #arm(ms: number): void {
     this.#timer = setTimeout(() => {
+      const quietMs = monotonicMs() - this.#heardAt;
+      if (quietMs < this.#ms) return this.#arm(this.#ms - quietMs);
       this.#silent = true;
       this.#onSilent();
-    }, this.#ms);
+    }, ms);
   }
 }

@@ -248,18 +248,19 @@ try {
     : undefined;
   const { operator, rss, spawned } = await start(profileDir, values.perf);
   const perfDir = values.perf ? await Deno.makeTempDir({ prefix: "ptemplate-perf-" }) : undefined;
-  const record = (stretch: string) =>
-    perfDir
-      ? {
-        stretch,
-        perf: PerfRecord.start({ pid: operator.pids[0], file: `${perfDir}/${stretch}` }),
-      }
-      : undefined;
-  const perfStretches = [record("while the children are made")];
+  // Under --perf, one recording a stretch: started by `record`, the latest stopped by `stopRecord`.
+  const recordings: { stretch: string; perf: PerfRecord }[] = [];
+  const record = (stretch: string) => {
+    if (!perfDir) return;
+    const perf = PerfRecord.start({ pid: operator.pids[0], file: `${perfDir}/${stretch}` });
+    recordings.push({ stretch, perf });
+  };
+  const stopRecord = () => recordings.at(-1)?.perf.stop();
+  record("while the children are made");
   const started = Date.now();
   await waitForChildren(admin, COUNT);
-  await perfStretches[0]?.perf.stop();
-  perfStretches.push(record("then until the cluster settled"));
+  await stopRecord();
+  record("then until the cluster settled");
   // Where the two cores went while the children were made (the control plane: API server,
   // etcd, controller manager), against the same for the raw client below.
   result.childrenCpu = {
@@ -277,7 +278,7 @@ try {
   };
   say(`children exist after ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for quiet`);
   await waitForQuiet(plane, SA);
-  await perfStretches[1]?.perf.stop();
+  await stopRecord();
   result.peakRssMiB = rss.peak;
   result.settledRssMiB = rss.last;
   result.replicaRssMiB = rss.each;
@@ -292,9 +293,7 @@ try {
   if (perfDir) {
     const root = new URL("../", import.meta.url).href;
     const splits = [];
-    for (const stretch of perfStretches) {
-      splits.push({ stretch: stretch!.stretch, ...await stretch!.perf.split(root) });
-    }
+    for (const { stretch, perf } of recordings) splits.push({ stretch, ...await perf.split(root) });
     result.perfStretches = splits;
     await Deno.remove(perfDir, { recursive: true });
     await Deno.remove(`/tmp/perf-${operator.pids[0]}.map`).catch(() => {});

@@ -141,7 +141,7 @@ export const QUIET_MS = 20_000;
  * moment: when the cluster has settled, not at its own last write.
  */
 export async function waitForQuiet(plane: ControlPlane, username: string): Promise<void> {
-  // Read as the log grows: at 10,000 it is hundreds of MB, parsed whole every 5 s otherwise.
+  // Read as the log grows: parsed whole at every look, it loads the machine being measured.
   const audit = new AuditTail(plane.dir);
   let last: AuditEvent | undefined;
   for (;;) {

@@ -64,10 +64,10 @@ export function readAuditLog(dir: string): Promise<AuditEvent[]> {
 
 /**
  * The audit log in `dir` read as it grows: each `read` returns the events written since the one
- * before, parsing only the new whole lines. A bench that waits for quiet looks every few seconds,
- * and a log hundreds of MB long, parsed whole each time, kept a core of the machine it measures
- * busy. Rotation is followed: the file read so far reappears as the newest backup, and is read on
- * from where it was left.
+ * before, parsing only the new whole lines: a bench that waits for quiet looks every few seconds,
+ * and parsing a long run's whole log at each look would load the machine it measures. Rotation is
+ * followed: the file read so far reappears as the newest backup, and is read on from where it was
+ * left.
  */
 export class AuditTail {
   readonly #dir: string;

@@ -1,7 +1,7 @@
 /**
  * The series of one metric family, found by their label values one label at a time: no key is
- * made for an update, so counting an event allocates nothing once its series exists (a key made
- * of the values was a new string to build and hash on every count).
+ * made for an update, so counting an event builds and hashes no new string, and allocates nothing
+ * once its series exists.
  */
 
 /** Label values by label name (a missing label is the empty value). */

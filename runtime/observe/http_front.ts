@@ -206,7 +206,6 @@ export class HttpFront {
       throw error;
     }
     this.#accepting = this.#accept(this.#listener);
-    this.#sweep = setInterval(() => this.#enforce(), SWEEP_MS);
   }
 
   /**
@@ -283,6 +282,9 @@ export class HttpFront {
     };
     this.#links.add(link);
     this.#perCaller.set(caller, fromCaller + 1);
+    // Deadlines are kept only while there is a connection to keep them for: an idle server
+    // (metrics nobody scrapes yet, probes between their periods) does not wake the process.
+    this.#sweep ??= setInterval(() => this.#enforce(), SWEEP_MS);
     this.#join(link).catch(() => {}).finally(() => this.#close(link));
   }
 
@@ -360,6 +362,10 @@ export class HttpFront {
     closeQuietly(link.client);
     if (link.server) closeQuietly(link.server);
     this.#links.delete(link);
+    if (this.#links.size === 0) {
+      clearInterval(this.#sweep);
+      this.#sweep = undefined;
+    }
     const left = (this.#perCaller.get(link.caller) ?? 1) - 1;
     if (left > 0) this.#perCaller.set(link.caller, left);
     else this.#perCaller.delete(link.caller);

@@ -13,7 +13,11 @@
  *   kubeconfig in YAML, which loads the YAML parser;
  * - the operator with V8 and Deno options that trade memory against CPU, for the record.
  *
- *   deno task bench:memory-floor [--repeat 3] [--out bench/results/memory-floor.json]
+ * `--idle SECONDS` also reads, for the operator as bench:scale runs it, the CPU it uses over that
+ * long after its resident set, idle against the empty cluster: what waking up costs with nothing
+ * to do.
+ *
+ *   deno task bench:memory-floor [--repeat 3] [--idle 60] [--out bench/results/memory-floor.json]
  */
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
@@ -22,12 +26,18 @@ import { ControlPlane } from "../testing/control_plane.ts";
 import { installAllButDeployment, kustomize } from "../tests/fixtures/manifests.ts";
 import { permissionFlags, runtimeOptions, taskEnv } from "../tests/fixtures/operator_command.ts";
 import { sleep } from "../util/sleep.ts";
+import { cpuOf } from "./process_stats.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
-  options: { repeat: { type: "string", default: "3" }, out: { type: "string" } },
+  options: {
+    repeat: { type: "string", default: "3" },
+    idle: { type: "string", default: "0" },
+    out: { type: "string" },
+  },
 });
 const REPEAT = Number(values.repeat);
+const IDLE_SECONDS = Number(values.idle);
 const say = (line: string) => console.error(`bench: ${line}`);
 
 /** One row: what runs, and how it says it is ready. */
@@ -39,12 +49,16 @@ interface Row {
   options?: string[];
   /** Added to the start task's V8 flags. */
   v8?: string;
+  /** Its idle CPU is read too, with `--idle` (the operator as bench:scale runs it). */
+  idle?: boolean;
 }
 
 interface Sample {
   rssMiB: number;
   anonMiB: number;
   fileMiB: number;
+  /** CPU seconds a minute over the `--idle` seconds after the resident set was read. */
+  idleCpuSecondsPerMinute?: number;
 }
 
 /** Runs `row` once: its resident set 5 s after it is ready. */
@@ -80,7 +94,12 @@ async function sample(row: Row): Promise<Sample> {
     const status = new TextDecoder().decode(cat.stdout);
     const mib = (field: string) =>
       Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
-    return { rssMiB: mib("VmRSS"), anonMiB: mib("RssAnon"), fileMiB: mib("RssFile") };
+    const memory = { rssMiB: mib("VmRSS"), anonMiB: mib("RssAnon"), fileMiB: mib("RssFile") };
+    if (!row.idle || IDLE_SECONDS <= 0) return memory;
+    const before = await cpuOf([child.pid]);
+    await sleep(IDLE_SECONDS * 1_000);
+    const used = await cpuOf([child.pid]) - before;
+    return { ...memory, idleCpuSecondsPerMinute: used * 60 / IDLE_SECONDS };
   } finally {
     child.kill("SIGTERM");
     await child.status;
@@ -133,7 +152,12 @@ try {
       args: [here("memory_floor_io.ts"), json],
       ready: (l) => l === "ready",
     },
-    { name: "the operator (as bench:scale runs it)", args: operator(json), ready: synced },
+    {
+      name: "the operator (as bench:scale runs it)",
+      args: operator(json),
+      ready: synced,
+      idle: true,
+    },
     { name: "the operator, a YAML kubeconfig", args: operator(yaml), ready: synced },
     { name: "the operator with V8's code cache", args: operator(json), ready: synced, options: [] },
     {
@@ -152,6 +176,9 @@ try {
       rssMiB: median(runs.map((r) => r.rssMiB)),
       anonMiB: median(runs.map((r) => r.anonMiB)),
       fileMiB: median(runs.map((r) => r.fileMiB)),
+      ...runs[0].idleCpuSecondsPerMinute === undefined ? {} : {
+        idleCpuSecondsPerMinute: median(runs.map((r) => r.idleCpuSecondsPerMinute!)),
+      },
       runs,
     };
     rows.push(result);
@@ -161,13 +188,21 @@ try {
   await plane.stop();
 }
 
-const command = `deno task bench:memory-floor --repeat ${REPEAT}`;
+const command = `deno task bench:memory-floor --repeat ${REPEAT}` +
+  (IDLE_SECONDS > 0 ? ` --idle ${IDLE_SECONDS}` : "");
 console.log(`\n${command}\n`);
 console.log("| process, against an empty cluster | RSS MiB | anonymous | file pages |");
 console.log("| --- | --- | --- | --- |");
 for (const r of rows) {
   console.log(
     `| ${r.name} | ${r.rssMiB.toFixed(1)} | ${r.anonMiB.toFixed(1)} | ${r.fileMiB.toFixed(1)} |`,
+  );
+}
+for (const r of rows.filter((r) => r.idleCpuSecondsPerMinute !== undefined)) {
+  console.log(
+    `\n${r.name}, idle for ${IDLE_SECONDS} s: ${
+      r.idleCpuSecondsPerMinute!.toFixed(3)
+    } CPU-s a minute`,
   );
 }
 if (values.out) {

@@ -17,48 +17,35 @@ export type ChildStamp = Pick<OperatorIdentity, "pluginLabel" | "hashAnnotation"
  */
 export function stableStringify(value: unknown): string {
   // Undefined for undefined alone, as JSON.stringify's.
-  return write(value) as string;
+  return JSON.stringify(ordered(value));
 }
 
-/** The JSON text of `value`; undefined where JSON.stringify leaves a property out. */
-function write(value: unknown): string | undefined {
-  if (value === null) return "null";
-  if (typeof value !== "object") {
-    return typeof value === "function" || typeof value === "symbol" || value === undefined
-      ? undefined
-      : JSON.stringify(value);
-  }
+/**
+ * A copy of `value` whose objects have their keys inserted in order, for JSON.stringify to write
+ * as they come: array-index keys an object lists first by itself, in numeric order, and the
+ * others in the order they were inserted. A copy is less garbage, per child and visit, than
+ * writing the text key by key.
+ */
+function ordered(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
   if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    return write((value as { toJSON: () => unknown }).toJSON());
+    return ordered((value as { toJSON: () => unknown }).toJSON());
   }
   if (Array.isArray(value)) {
-    let out = "[";
-    for (let i = 0; i < value.length; i++) out += (i ? "," : "") + (write(value[i]) ?? "null");
-    return out + "]";
+    const out = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = ordered(value[i]);
+    return out;
   }
   const record = value as Record<string, unknown>;
-  let out = "{";
-  let first = true;
-  for (const key of orderedKeys(record)) {
-    const text = write(record[key]);
-    if (text === undefined) continue;
-    out += (first ? "" : ",") + JSON.stringify(key) + ":" + text;
-    first = false;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(record).sort()) {
+    const item = ordered(record[key]);
+    // An own "__proto__" is data, not the copy's prototype.
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true });
+    } else out[key] = item;
   }
-  return out + "}";
-}
-
-const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
-
-function orderedKeys(record: Record<string, unknown>): string[] {
-  const indices: string[] = [];
-  const names: string[] = [];
-  for (const key of Object.keys(record)) {
-    (ARRAY_INDEX.test(key) && Number(key) < 4294967295 ? indices : names).push(key);
-  }
-  indices.sort((a, b) => Number(a) - Number(b));
-  names.sort();
-  return indices.length ? [...indices, ...names] : names;
+  return out;
 }
 
 /** A short, stable content hash: the first 8 bytes of the SHA-256 of `stableStringify`, in hex. */
@@ -76,14 +63,19 @@ export function contentHash(value: unknown): string {
 export function isSubset(desired: unknown, actual: unknown): boolean {
   if (desired === null || desired === undefined) return actual === null || actual === undefined;
   if (Array.isArray(desired)) {
-    return Array.isArray(actual) && actual.length === desired.length &&
-      desired.every((d, i) => isSubset(d, actual[i]));
+    if (!Array.isArray(actual) || actual.length !== desired.length) return false;
+    for (let i = 0; i < desired.length; i++) if (!isSubset(desired[i], actual[i])) return false;
+    return true;
   }
   if (typeof desired === "object") {
     if (!actual || typeof actual !== "object" || Array.isArray(actual)) return false;
-    return Object.entries(desired).every(([k, v]) =>
-      isSubset(v, (actual as Record<string, unknown>)[k])
-    );
+    // Key by key, without a list of entries: it runs for every child at every visit.
+    for (const key in desired) {
+      if (!Object.hasOwn(desired, key)) continue;
+      const want = (desired as Record<string, unknown>)[key];
+      if (!isSubset(want, (actual as Record<string, unknown>)[key])) return false;
+    }
+    return true;
   }
   if (typeof desired === "number" || typeof actual === "number") {
     return String(desired) === String(actual);

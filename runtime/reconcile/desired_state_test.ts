@@ -158,6 +158,15 @@ Deno.test("stableStringify and contentHash give what 0.2 gave, so no child is re
     },
   };
   expect(contentHash(ds)).toBe(await contentHash02(ds));
+  // An own "__proto__" (JSON.parse makes one) is data; a Date writes its toJSON.
+  const exotic = {
+    ...JSON.parse('{"__proto__": {"b": 1, "a": [2, {"d": 1, "c": 0}]}, "z": 1, "1": 0}'),
+    when: new Date(0),
+  };
+  expect(stableStringify(exotic)).toBe(stableStringify02(exotic));
+  expect(stableStringify(exotic)).toBe(
+    '{"1":0,"__proto__":{"a":[2,{"c":0,"d":1}],"b":1},"when":"1970-01-01T00:00:00.000Z","z":1}',
+  );
 });
 
 Deno.test("stableStringify sorts keys at every depth", () => {

@@ -34,15 +34,26 @@ function metadataChanged(a: Metadata, b: Metadata): boolean {
     a.deletionTimestamp !== b.deletionTimestamp ||
     !equal(a.labels, b.labels) || !equal(a.annotations, b.annotations) ||
     !equal(a.finalizers, b.finalizers) || !equal(a.ownerReferences, b.ownerReferences) ||
-    !equal(fieldManagers(a), fieldManagers(b));
+    !sameFieldManagers(a.managedFields ?? [], b.managedFields ?? []);
 }
 
-/** The managed field entries not written through a subresource, without their times. */
-function fieldManagers(meta: NonNullable<Metadata>): unknown[] {
-  return (meta.managedFields ?? []).filter((entry) => !entry.subresource).map((entry) => {
-    const { time: _, ...rest } = entry;
-    return rest;
-  });
+type ManagedFields = NonNullable<NonNullable<Metadata>["managedFields"]>;
+
+/**
+ * Whether the managed field entries not written through a subresource are the same, their times
+ * aside: compared in step, without copies (it runs for every event and reader).
+ */
+function sameFieldManagers(a: ManagedFields, b: ManagedFields): boolean {
+  let i = 0;
+  let j = 0;
+  for (;;) {
+    while (i < a.length && a[i].subresource) i++;
+    while (j < b.length && b[j].subresource) j++;
+    if (i === a.length || j === b.length) return i === a.length && j === b.length;
+    if (!equalObjects(a[i], b[j], "time")) return false;
+    i++;
+    j++;
+  }
 }
 
 function bodyOf(object: KubeObject): Record<string, unknown> {
@@ -60,12 +71,27 @@ export function equal(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => equal(item, other[i]));
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) if (!equal(a[i], other[i])) return false;
+    return true;
   }
+  return equalObjects(a, b);
+}
+
+/** Deep equality of two objects, key by key (`skip` aside), without listing their keys. */
+function equalObjects(a: object, b: object, skip?: string): boolean {
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
-  for (const key of keys) if (!equal(x[key], y[key])) return false;
+  for (const key in x) {
+    if (key !== skip && Object.hasOwn(x, key) && !equal(x[key], y[key])) return false;
+  }
+  for (const key in y) {
+    if (
+      key !== skip && Object.hasOwn(y, key) && !Object.hasOwn(x, key) && !equal(undefined, y[key])
+    ) {
+      return false;
+    }
+  }
   return true;
 }
 

@@ -44,6 +44,13 @@ Deno.test("relevantChange: a status written by another controller is no change t
     o.status = { numberReady: 3, observedGeneration: 1 };
   });
   expect(relevant(ds(), after)).toBe(false);
+  // Entries written through a subresource are not compared, wherever they stand in the list.
+  const statusFirst = ds((o) => {
+    const [main, status] = o.metadata.managedFields;
+    o.metadata.managedFields = [{ ...status, fieldsV1: { "f:status": {} } }, main];
+  });
+  expect(relevant(ds(), statusFirst)).toBe(false);
+  expect(relevant(ds(), ds((o) => o.metadata.managedFields.pop()))).toBe(false);
   // A reader of the status sees it.
   expect(relevantChange(["status"])(ds(), after)).toBe(true);
   expect(relevantChange(["status.numberReady"])(ds(), after)).toBe(true);

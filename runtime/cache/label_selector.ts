@@ -22,16 +22,18 @@ export function parseSelector(text: string): Selector {
   // Split on commas outside parentheses.
   const parts: string[] = [];
   let depth = 0;
-  let current = "";
-  for (const char of text) {
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
     if (char === "(") depth++;
-    if (char === ")") depth--;
-    if (char === "," && depth === 0) {
-      parts.push(current);
-      current = "";
-    } else current += char;
+    else if (char === ")") depth--;
+    else if (char === "," && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
   }
-  if (current.trim() || parts.length) parts.push(current);
+  const last = text.slice(start);
+  if (last.trim() || parts.length) parts.push(last);
   for (const raw of parts) {
     const part = raw.trim();
     if (!part) throw new TypeError(`label selector "${text}" has an empty requirement`);

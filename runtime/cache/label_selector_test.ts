@@ -12,8 +12,11 @@ Deno.test("label selectors: every operator of the string form", () => {
   expect(matches("env in (prod, staging)")).toBe(true);
   expect(matches("env notin (prod)")).toBe(false);
   expect(matches("tier,!missing")).toBe(true);
+  expect(matches("env in (prod,staging),app=web, tier notin (back)")).toBe(true);
+  expect(matches("env in (staging,dev),app=web")).toBe(false);
   expect(matches("!app")).toBe(false);
   expect(() => parseSelector("a=b,,c")).toThrow(/empty requirement/);
+  expect(() => parseSelector("a=b,")).toThrow(/empty requirement/);
   expect(() => parseSelector("a in b")).toThrow(/cannot parse "a in b"/);
 });
 

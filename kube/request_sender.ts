@@ -168,11 +168,10 @@ export class RequestSender {
           );
         }
       }
-      const headers = new Headers({ accept: init.accept ?? "application/json" });
-      if (this.parts.userAgent) headers.set("user-agent", this.parts.userAgent);
-      if (init.body !== undefined) {
-        headers.set("content-type", init.contentType ?? "application/json");
-      }
+      // A plain record: fetch checks it once, where a Headers object is checked again as copied.
+      const headers: Record<string, string> = { accept: init.accept ?? "application/json" };
+      if (this.parts.userAgent) headers["user-agent"] = this.parts.userAgent;
+      if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
       let response: Response;
       try {
         response = await transport.fetch(url, {

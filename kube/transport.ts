@@ -35,8 +35,8 @@ const TOKEN_FILE_TTL_MS = 60_000;
 export interface Exchange {
   /** The HTTP method. */
   method: string;
-  /** Headers besides the credentials, which the transport adds. */
-  headers?: Headers;
+  /** Headers besides the credentials, which the transport adds; names in lower case. */
+  headers?: Record<string, string>;
   /** The body, already serialized. */
   body?: string;
   /** The caller's cancellation; its abort is passed through unchanged. */
@@ -230,18 +230,18 @@ export class Transport {
     exchange: Exchange,
     release: () => void,
   ): Promise<Response> {
-    const headers = new Headers(exchange.headers);
+    const headers = { ...exchange.headers };
     const exec = this.config.exec ? await this.#execCredential() : undefined;
     const token = exec ? exec.credential.token : await this.#token();
-    if (token && !headers.has("authorization")) {
-      try {
-        headers.set("authorization", `Bearer ${token}`);
-      } catch {
-        // Its message quotes the header, token and all; the sources are checked, this is a guard.
+    if (token && headers.authorization === undefined) {
+      // fetch's refusal would quote the header, token and all; the sources check every token
+      // (checkToken), this is a guard.
+      if (/[^\x21-\x7e]/.test(token)) {
         throw new CredentialError(
           `the token from ${this.config.source} cannot go in an HTTP header; it is not shown`,
         );
       }
+      headers.authorization = `Bearer ${token}`;
     }
     const epoch = connection.epoch;
     const health = connection.health;

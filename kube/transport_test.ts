@@ -370,3 +370,31 @@ Deno.test("a write never leaves after its fence shut, however the process stalls
     transport.close();
   }
 });
+
+Deno.test("the token goes as a bearer header; one that cannot is refused without being shown", async () => {
+  const seen: (string | null)[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    seen.push(request.headers.get("authorization"));
+    return new Response("ok");
+  });
+  const at = { ...base, server: `http://127.0.0.1:${server.addr.port}` };
+  const good = new Transport({ ...at, token: "abc.DEF-1" });
+  // A configuration made in code skips the kubeconfig's checks: the transport still guards.
+  const bad = new Transport({ ...at, token: "abc\r\nX-Injected: secret" });
+  try {
+    const answer = await good.fetch("/x", {
+      method: "GET",
+      timeoutMs: 5_000,
+      headers: { accept: "text/plain" },
+    });
+    expect(await answer.text()).toBe("ok");
+    const refused = await bad.fetch("/x", { method: "GET", timeoutMs: 5_000 }).catch((e) => e);
+    expect(refused.message).toMatch(/cannot go in an HTTP header; it is not shown/);
+    expect(refused.message).not.toMatch(/abc|secret/);
+    expect(seen).toEqual(["Bearer abc.DEF-1"]);
+  } finally {
+    good.close();
+    bad.close();
+    await server.shutdown();
+  }
+});

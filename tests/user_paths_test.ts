@@ -522,9 +522,13 @@ await binariesTest(
 
       await t.step("bench:memory-floor, once: every row, the operator above deno", async () => {
         const result = ok(
-          await runDocumented("deno task bench:memory-floor --repeat 1 --out floor.json", here),
+          await runDocumented(
+            "deno task bench:memory-floor --repeat 1 --idle 5 --out floor.json",
+            here,
+          ),
         );
         expect(result.stdout).toMatch(/^\| the operator \(as bench:scale runs it\) \| [\d.]+ \|/m);
+        expect(result.stdout).toMatch(/idle for 5 s: [\d.]+ CPU-s a minute/);
         const json = JSON.parse(await Deno.readTextFile(`${clone}/floor.json`));
         const rss = (name: string) =>
           json.rows.find((r: { name: string }) => r.name === name).rssMiB;
@@ -532,6 +536,8 @@ await binariesTest(
         expect(rss("the operator (as bench:scale runs it)")).toBeGreaterThan(
           rss("an empty program"),
         );
+        const operator = json.rows.find((r: { idle?: boolean }) => r.idle);
+        expect(typeof operator?.idleCpuSecondsPerMinute).toBe("number");
       });
 
       await t.step("bench:scale, small: the table and its JSON", async () => {

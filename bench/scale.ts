@@ -7,7 +7,7 @@
  *
  *   deno task bench:scale [--count 1000] [--nodes 0] [--unrelated-pods 0] [--replicas 1]
  *     [--shards] [--gate on|off] [--cpu-limit CORES] [--peer controller-runtime]
- *     [--peer-workers 1] [--cpu-prof] [--perf] [--out file.json]
+ *     [--peer-workers 1] [--cpu-prof] [--alloc-prof] [--perf] [--out file.json]
  *
  * `--replicas R` runs R operator processes with leader election (one works, the others stand
  * by); with `--shards` they split the work in R shards (`run --shards R`), on an API server
@@ -29,6 +29,10 @@
  * exit) and prints where its time went (bench/cpu_profile.ts); sampling costs CPU of its own, so
  * take CPU figures from a run without it.
  *
+ * `--alloc-prof` runs the measured operator under V8's sampling heap profiler
+ * (bench/alloc_profile_main.ts), the garbage it made included, and prints which files and functions
+ * allocated how much (bench/alloc_profile.ts; JSON `allocProfile`, one per replica).
+ *
  * `--perf` records the measured run's process with Linux `perf`, every thread and native code as
  * well (bench/perf_record.ts), while the children are made and after, to quiet; it prints how
  * each stretch's CPU split between JavaScript, V8's and Deno's native code, the kernel and V8's
@@ -47,6 +51,7 @@ import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
 import { type ProfileSummary, summarizeCpuProfile } from "./cpu_profile.ts";
+import { type AllocSummary, summarizeAllocProfile } from "./alloc_profile.ts";
 import { checkPerf, PERF_V8_FLAG, PerfRecord } from "./perf_record.ts";
 import type { PerfSplit } from "./perf_split.ts";
 import { cpuOf, rssSampler, threadCpuOf } from "./process_stats.ts";
@@ -70,6 +75,9 @@ import {
 } from "./scale_figures.ts";
 import { peerRows, rowsOf } from "./scale_table.ts";
 
+/** The operator's command line under the sampling heap profiler (`--alloc-prof`). */
+const ALLOC_MAIN = new URL("./alloc_profile_main.ts", import.meta.url).pathname;
+
 const { values } = parseArgs({
   args: Deno.args,
   options: {
@@ -83,6 +91,7 @@ const { values } = parseArgs({
     peer: { type: "string" },
     "peer-workers": { type: "string", default: "1" },
     "cpu-prof": { type: "boolean", default: false },
+    "alloc-prof": { type: "boolean", default: false },
     perf: { type: "boolean", default: false },
     out: { type: "string" },
   },
@@ -124,7 +133,8 @@ const result: Record<string, unknown> = {
     ` --replicas ${REPLICAS}${SHARDED ? " --shards" : ""} --gate ${GATE ? "on" : "off"}` +
     (CPU_LIMIT === undefined ? "" : ` --cpu-limit ${CPU_LIMIT}`) +
     (values.peer ? ` --peer ${values.peer} --peer-workers ${PEER_WORKERS}` : "") +
-    (values["cpu-prof"] ? " --cpu-prof" : "") + (values.perf ? " --perf" : ""),
+    (values["cpu-prof"] ? " --cpu-prof" : "") + (values["alloc-prof"] ? " --alloc-prof" : "") +
+    (values.perf ? " --perf" : ""),
   date: new Date().toISOString(),
   deno: Deno.version.deno,
   // The operator's V8 flags trade CPU for memory (bench/README.md, "V8's flags"): a result names
@@ -167,7 +177,7 @@ try {
    * Starts the replicas (each in a cgroup of its own under --cpu-limit, all made before any
    * replica starts, so that a refusal leaves no process behind); resolves once each has synced.
    */
-  const start = async (profileDir?: string, perf = false) => {
+  const start = async (profileDir?: string, perf = false, allocDir?: string) => {
     const limits = CPU_LIMIT === undefined ? [] : await Promise.all(
       Array.from(
         { length: REPLICAS },
@@ -182,12 +192,24 @@ try {
         denoFlags: [
           ...profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${i}`] : [],
           ...perf ? [PERF_V8_FLAG] : [],
+          // node:inspector asks for sys access "inspector", which no --allow-sys list can name.
+          ...allocDir ? ["--allow-sys", `--allow-write=${allocDir}`] : [],
         ],
+        entry: allocDir ? [ALLOC_MAIN, `${allocDir}/${i}.heapprofile`] : undefined,
       });
       return { operator, limit, rss: rssSampler(operator.child.pid) };
     });
     for (const { operator } of fleet) {
-      while (!operator.lines.some((l) => l.msg === "caches synced")) await sleep(50);
+      let exited = false;
+      operator.child.status.finally(() => exited = true);
+      while (!operator.lines.some((l) => l.msg === "caches synced")) {
+        // An operator that refused its flags or crashed says why, rather than a wait for ever.
+        if (exited) {
+          const last = operator.lines.slice(-5).map((l) => l.msg).join("\n");
+          throw new Error(`an operator exited before its caches synced:\n${last}`);
+        }
+        await sleep(50);
+      }
     }
     return {
       spawned,
@@ -246,7 +268,10 @@ try {
   const profileDir = values["cpu-prof"]
     ? await Deno.makeTempDir({ prefix: "ptemplate-cpu-prof-" })
     : undefined;
-  const { operator, rss, spawned } = await start(profileDir, values.perf);
+  const allocDir = values["alloc-prof"]
+    ? await Deno.makeTempDir({ prefix: "ptemplate-alloc-prof-" })
+    : undefined;
+  const { operator, rss, spawned } = await start(profileDir, values.perf, allocDir);
   const perfDir = values.perf ? await Deno.makeTempDir({ prefix: "ptemplate-perf-" }) : undefined;
   // Under --perf, one recording a stretch: started by `record`, the latest stopped by `stopRecord`.
   const recordings: { stretch: string; perf: PerfRecord }[] = [];
@@ -290,6 +315,17 @@ try {
   result.writesWhileIdle = (await writesOf(plane, SA)).filter((e) => at(e) > quietAt).length;
   await rss.stop();
   await operator.stop();
+  if (allocDir) {
+    // Written by each replica as it exited.
+    const root = new URL("../", import.meta.url).href;
+    result.allocProfile = await Promise.all(
+      Array.from({ length: REPLICAS }, async (_, i) => {
+        const profile = JSON.parse(await Deno.readTextFile(`${allocDir}/${i}.heapprofile`));
+        return summarizeAllocProfile(profile, { root, top: 25 });
+      }),
+    );
+    await Deno.remove(allocDir, { recursive: true });
+  }
   if (perfDir) {
     const root = new URL("../", import.meta.url).href;
     const splits = [];
@@ -427,6 +463,15 @@ for (const profile of profiles) {
     console.log(
       `| ${own.seconds} | ${own.name} | | ${inside?.seconds ?? ""} | ${inside?.name ?? ""} |`,
     );
+  });
+}
+for (const [i, alloc] of ((result.allocProfile ?? []) as AllocSummary[]).entries()) {
+  const perPtemplate = (alloc.mib * 1024 / COUNT).toFixed(1);
+  console.log(`\nreplica ${i} allocated ${alloc.mib} MiB (${perPtemplate} KiB per Ptemplate)\n`);
+  console.log("| MiB | file | | MiB | function |\n| --- | --- | --- | --- | --- |");
+  alloc.byFile.forEach((file, j) => {
+    const fn = alloc.byFunction[j];
+    console.log(`| ${file.mib} | ${file.name} | | ${fn?.mib ?? ""} | ${fn?.name ?? ""} |`);
   });
 }
 for (const split of (result.perfStretches ?? []) as ({ stretch: string } & PerfSplit)[]) {

@@ -51,9 +51,9 @@ import { sleep } from "../util/sleep.ts";
 import { measurePeer, peerConfigs, type PeerFigures } from "./controller_runtime_peer.ts";
 import { CpuLimit } from "./cpu_limit.ts";
 import { type ProfileSummary, summarizeCpuProfile } from "./cpu_profile.ts";
-import { type AllocSummary, summarizeAllocProfile } from "./alloc_profile.ts";
+import { summarizeAllocProfile } from "./alloc_profile.ts";
+import { profileTables, type Stretch } from "./profile_tables.ts";
 import { checkPerf, PERF_V8_FLAG, PerfRecord } from "./perf_record.ts";
-import type { PerfSplit } from "./perf_split.ts";
 import { cpuOf, rssSampler, threadCpuOf } from "./process_stats.ts";
 import {
   measureReference,
@@ -444,57 +444,10 @@ if (values.peer) {
   console.log(`| --- | --- | ${peers.map(() => "---").join(" | ")} |`);
   for (const row of peerRows(result)) console.log(`| ${row.join(" | ")} |`);
 }
-const profiles = [
-  ...(result.cpuProfile ?? []) as ({ file: string } & ProfileSummary)[],
-  ...((result.cpuProfileStretches ?? []) as Stretch[]).flatMap((stretch) =>
-    stretch.profiles!.map((p) => ({ ...p, file: `${p.file}, ${stretch.stretch}` }))
-  ),
-];
-for (const profile of profiles) {
-  console.log(
-    `\n${profile.file}: ${profile.seconds} s, idle ${profile.idleSeconds} s, ` +
-      `garbage collection ${profile.gcSeconds} s, running ${profile.busySeconds} s`,
-  );
-  console.log(
-    "\n| own time, s | function | | inside it, s | function |\n| --- | --- | --- | --- | --- |",
-  );
-  profile.selfByFunction.forEach((own, i) => {
-    const inside = profile.insideFunction[i];
-    console.log(
-      `| ${own.seconds} | ${own.name} | | ${inside?.seconds ?? ""} | ${inside?.name ?? ""} |`,
-    );
-  });
-}
-for (const [i, alloc] of ((result.allocProfile ?? []) as AllocSummary[]).entries()) {
-  const perPtemplate = (alloc.mib * 1024 / COUNT).toFixed(1);
-  console.log(`\nreplica ${i} allocated ${alloc.mib} MiB (${perPtemplate} KiB per Ptemplate)\n`);
-  console.log("| MiB | file | | MiB | function |\n| --- | --- | --- | --- | --- |");
-  alloc.byFile.forEach((file, j) => {
-    const fn = alloc.byFunction[j];
-    console.log(`| ${file.mib} | ${file.name} | | ${fn?.mib ?? ""} | ${fn?.name ?? ""} |`);
-  });
-}
-for (const split of (result.perfStretches ?? []) as ({ stretch: string } & PerfSplit)[]) {
-  const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
-  console.log(`\nperf, ${split.stretch}: ${split.samples} samples\n`);
-  console.log("| where the process's CPU went | share |\n| --- | --- |");
-  for (const part of split.parts) console.log(`| ${part.name} | ${percent(part.share)} |`);
-  console.log("\n| native code called by | share |\n| --- | --- |");
-  for (const caller of split.nativeCallers) {
-    console.log(`| ${caller.name} | ${percent(caller.share)} |`);
-  }
-}
+for (const line of profileTables(result, COUNT)) console.log(line);
 if (values.out) {
   await Deno.writeTextFile(values.out, JSON.stringify(result, null, 2) + "\n");
   say(`wrote ${values.out}`);
-}
-
-/** A stretch of the run, in seconds after the operator's start, and its profiles. */
-interface Stretch {
-  stretch: string;
-  fromSeconds?: number;
-  toSeconds?: number;
-  profiles?: ({ file: string } & ProfileSummary)[];
 }
 
 /**

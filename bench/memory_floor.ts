@@ -11,11 +11,15 @@
  *   the operator caches, and an HTTP server, without the operator;
  * - the operator, as bench:scale measures it (its kubeconfig in YAML's JSON form), and with a
  *   kubeconfig in YAML, which loads the YAML parser;
- * - the operator with V8 and Deno options that trade memory against CPU, for the record.
+ * - the operator with V8 and Deno options that trade memory against CPU, for the record;
+ * - the operator's modules as one minified bundle (`deno bundle --minify`, split where they are
+ *   imported lazily): what fewer and smaller module sources would save.
  *
  * `--idle SECONDS` also reads, for the operator as bench:scale runs it, the CPU it uses over that
- * long after its resident set, idle against the empty cluster: what waking up costs with nothing
- * to do.
+ * long after its resident set, idle against the empty cluster (what waking up costs with nothing
+ * to do), and its resident set again at the end: at rest. Once V8's memory reducer has run (30 s
+ * into an isolate by default, V8's `--gc-memory-reducer-start-delay-ms`), the heap grown while
+ * the modules were compiled is given back; give `--idle` more than that to see it.
  *
  *   deno task bench:memory-floor [--repeat 3] [--idle 60] [--out bench/results/memory-floor.json]
  */
@@ -53,12 +57,26 @@ interface Row {
   idle?: boolean;
 }
 
-interface Sample {
+/** A resident set, split. */
+interface Resident {
   rssMiB: number;
   anonMiB: number;
   fileMiB: number;
+}
+
+interface Sample extends Resident {
   /** CPU seconds a minute over the `--idle` seconds after the resident set was read. */
   idleCpuSecondsPerMinute?: number;
+  /** The resident set at the end of those seconds. */
+  atRest?: Resident;
+}
+
+/** `pid`'s resident set. Read by `cat`: Deno asks for every permission before it reads `/proc`. */
+async function residentOf(pid: number): Promise<Resident> {
+  const cat = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
+  const status = new TextDecoder().decode(cat.stdout);
+  const mib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
+  return { rssMiB: mib("VmRSS"), anonMiB: mib("RssAnon"), fileMiB: mib("RssFile") };
 }
 
 /** Runs `row` once: its resident set 5 s after it is ready. */
@@ -89,17 +107,16 @@ async function sample(row: Row): Promise<Sample> {
       await sleep(100);
     }
     await sleep(5_000);
-    // Read by `cat`: Deno asks for every permission before it reads `/proc` itself.
-    const cat = await new Deno.Command("cat", { args: [`/proc/${child.pid}/status`] }).output();
-    const status = new TextDecoder().decode(cat.stdout);
-    const mib = (field: string) =>
-      Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)![1]) / 1024;
-    const memory = { rssMiB: mib("VmRSS"), anonMiB: mib("RssAnon"), fileMiB: mib("RssFile") };
+    const memory = await residentOf(child.pid);
     if (!row.idle || IDLE_SECONDS <= 0) return memory;
     const before = await cpuOf([child.pid]);
     await sleep(IDLE_SECONDS * 1_000);
     const used = await cpuOf([child.pid]) - before;
-    return { ...memory, idleCpuSecondsPerMinute: used * 60 / IDLE_SECONDS };
+    return {
+      ...memory,
+      idleCpuSecondsPerMinute: used * 60 / IDLE_SECONDS,
+      atRest: await residentOf(child.pid),
+    };
   } finally {
     child.kill("SIGTERM");
     await child.status;
@@ -108,13 +125,48 @@ async function sample(row: Row): Promise<Sample> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+const medianOf = (samples: Resident[]): Resident => ({
+  rssMiB: median(samples.map((r) => r.rssMiB)),
+  anonMiB: median(samples.map((r) => r.anonMiB)),
+  fileMiB: median(samples.map((r) => r.fileMiB)),
+});
+
+/**
+ * Writes main.ts and what it imports, minified, as `deno bundle` splits it, into `dir`, and has
+ * Deno analyse it once: the first run of a new file parses it for its imports and caches what it
+ * found, at a cost in memory that would be counted against the bundle, not the operator.
+ */
+async function bundleOperator(dir: string): Promise<string> {
+  const main = new URL("../main.ts", import.meta.url).pathname;
+  const bundle = `${dir}/main.js`;
+  await deno([
+    "bundle",
+    "--code-splitting",
+    "--minify",
+    "--platform=deno",
+    `--outdir=${dir}`,
+    main,
+  ]);
+  await deno(["cache", bundle]);
+  return bundle;
+}
+
+async function deno(args: string[]): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "piped" })
+    .output();
+  if (!out.success) {
+    throw new Error(`deno ${args.join(" ")} failed:\n${new TextDecoder().decode(out.stderr)}`);
+  }
+}
 
 const plane = await ControlPlane.start({
   crds: [new URL("../crds/ptemplates.pt.example.com.yaml", import.meta.url), KMM_MODULE_CRD_FILE],
   progress: say,
 });
 const rows: (Row & Sample & { runs: Sample[] })[] = [];
+const bundleDir = await Deno.makeTempDir({ prefix: "ptemplate-operator-bundle-" });
 try {
+  const bundle = await bundleOperator(bundleDir);
   await installAllButDeployment(plane.client(), await kustomize(plane.binaries.kubectl, "deploy"));
   const identity = await plane.serviceAccountIdentity(
     "ptemplate-operator-system",
@@ -167,17 +219,21 @@ try {
       v8: "--max-semi-space-size=1",
     },
     { name: "the operator, --lite-mode", args: operator(json), ready: synced, v8: "--lite-mode" },
+    {
+      name: "the operator, one minified bundle",
+      args: [bundle, ...operator(json).slice(1)],
+      ready: synced,
+    },
   ];
   for (const row of table) {
     const runs: Sample[] = [];
     for (let i = 0; i < REPEAT; i++) runs.push(await sample(row));
     const result = {
       ...row,
-      rssMiB: median(runs.map((r) => r.rssMiB)),
-      anonMiB: median(runs.map((r) => r.anonMiB)),
-      fileMiB: median(runs.map((r) => r.fileMiB)),
+      ...medianOf(runs),
       ...runs[0].idleCpuSecondsPerMinute === undefined ? {} : {
         idleCpuSecondsPerMinute: median(runs.map((r) => r.idleCpuSecondsPerMinute!)),
+        atRest: medianOf(runs.map((r) => r.atRest!)),
       },
       runs,
     };
@@ -186,6 +242,7 @@ try {
   }
 } finally {
   await plane.stop();
+  await Deno.remove(bundleDir, { recursive: true });
 }
 
 const command = `deno task bench:memory-floor --repeat ${REPEAT}` +
@@ -198,11 +255,14 @@ for (const r of rows) {
     `| ${r.name} | ${r.rssMiB.toFixed(1)} | ${r.anonMiB.toFixed(1)} | ${r.fileMiB.toFixed(1)} |`,
   );
 }
-for (const r of rows.filter((r) => r.idleCpuSecondsPerMinute !== undefined)) {
+for (const r of rows.filter((r) => r.atRest)) {
+  const rest = r.atRest!;
   console.log(
     `\n${r.name}, idle for ${IDLE_SECONDS} s: ${
       r.idleCpuSecondsPerMinute!.toFixed(3)
-    } CPU-s a minute`,
+    } CPU-s a minute; then ${rest.rssMiB.toFixed(1)} MiB (anonymous ${
+      rest.anonMiB.toFixed(1)
+    }, file pages ${rest.fileMiB.toFixed(1)})`,
   );
 }
 if (values.out) {

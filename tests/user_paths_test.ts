@@ -528,7 +528,7 @@ await binariesTest(
           ),
         );
         expect(result.stdout).toMatch(/^\| the operator \(as bench:scale runs it\) \| [\d.]+ \|/m);
-        expect(result.stdout).toMatch(/idle for 5 s: [\d.]+ CPU-s a minute/);
+        expect(result.stdout).toMatch(/idle for 5 s: [\d.]+ CPU-s a minute; then [\d.]+ MiB/);
         const json = JSON.parse(await Deno.readTextFile(`${clone}/floor.json`));
         const rss = (name: string) =>
           json.rows.find((r: { name: string }) => r.name === name).rssMiB;
@@ -538,6 +538,9 @@ await binariesTest(
         );
         const operator = json.rows.find((r: { idle?: boolean }) => r.idle);
         expect(typeof operator?.idleCpuSecondsPerMinute).toBe("number");
+        expect(operator.atRest.rssMiB).toBeGreaterThan(rss("an empty program"));
+        // The bundle was built, and the operator it holds synced its caches.
+        expect(rss("the operator, one minified bundle")).toBeGreaterThan(rss("an empty program"));
       });
 
       await t.step("bench:scale, small: the table and its JSON", async () => {

@@ -164,8 +164,9 @@ const plane = await ControlPlane.start({
   progress: say,
 });
 const rows: (Row & Sample & { runs: Sample[] })[] = [];
-const bundleDir = await Deno.makeTempDir({ prefix: "ptemplate-operator-bundle-" });
+let bundleDir: string | undefined;
 try {
+  bundleDir = await Deno.makeTempDir({ prefix: "ptemplate-operator-bundle-" });
   const bundle = await bundleOperator(bundleDir);
   await installAllButDeployment(plane.client(), await kustomize(plane.binaries.kubectl, "deploy"));
   const identity = await plane.serviceAccountIdentity(
@@ -242,7 +243,7 @@ try {
   }
 } finally {
   await plane.stop();
-  await Deno.remove(bundleDir, { recursive: true });
+  if (bundleDir) await Deno.remove(bundleDir, { recursive: true });
 }
 
 const command = `deno task bench:memory-floor --repeat ${REPEAT}` +

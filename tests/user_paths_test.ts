@@ -49,6 +49,7 @@ const TASKS = [
   "bench:namespaces",
   "bench:tracing",
   "bench:memory-floor",
+  "bench:request-cost",
 ];
 
 /** Runs a command in the clone that is not in the guides (a task with flags, a subcommand). */
@@ -541,6 +542,29 @@ await binariesTest(
         expect(operator.atRest.rssMiB).toBeGreaterThan(rss("an empty program"));
         // The bundle was built, and the operator it holds synced its caches.
         expect(rss("the operator, one minified bundle")).toBeGreaterThan(rss("an empty program"));
+      });
+
+      await t.step("bench:request-cost, small: Deno, our client and Go, side by side", async () => {
+        const result = ok(
+          await runDocumented(
+            "deno task bench:request-cost --requests 200 --events 1000 --rounds 1 --out cost.json",
+            here,
+          ),
+        );
+        expect(result.stdout).toMatch(
+          /^\| GET over HTTP\/2, answer parsed \| our client \| [\d.]+ \| [\d.]+× \|/m,
+        );
+        const json = JSON.parse(await Deno.readTextFile(`${clone}/cost.json`));
+        // Both sides ran on the same DaemonSet, the controller's status in it, and were measured.
+        expect(json.eventBytes).toBeGreaterThan(1000);
+        expect(json.rows.map((r: { side: string }) => r.side)).toEqual([
+          "Deno's fetch",
+          "our client",
+          "Go's net/http",
+          "V8's JSON.parse",
+          "Go's encoding/json",
+        ]);
+        for (const row of json.rows) expect(row.cpuMicros).toBeGreaterThan(0);
       });
 
       await t.step("bench:scale, small: the table and its JSON", async () => {

@@ -1,0 +1,3 @@
+module ptemplate.example.com/request_cost
+
+go 1.26

@@ -1,4 +1,5 @@
 /** Turns a failed Kubernetes API response into one typed error that carries the server's `Status`. */
+import type { Answer } from "./answer.ts";
 
 /** One entry of `Status.details.causes`: which field was wrong and why. */
 export interface StatusCause {
@@ -83,7 +84,7 @@ const reasonsByCode: Record<number, string> = {
  * priority-and-fairness 429s and proxies answer in plain text, so anything else is kept as the message.
  */
 export async function apiErrorFrom(
-  response: Response,
+  response: Answer,
   request: { method: string; url: string },
 ): Promise<ApiError> {
   const text = await response.text();

@@ -1,4 +1,5 @@
 /** The Kubernetes client: configuration, requests, watch and errors. */
+export type { Answer } from "./answer.ts";
 export * from "./change_judged_rules.ts";
 export * from "./client.ts";
 export * from "./cluster_config.ts";

@@ -7,6 +7,7 @@
 import { backoffDelayMs } from "../util/backoff.ts";
 import { sleep } from "../util/sleep.ts";
 import { endSpan, operatorTracer, SpanKind, withSpan } from "../util/tracer.ts";
+import type { Answer } from "./answer.ts";
 import { apiErrorFrom } from "./errors.ts";
 import { NetworkError } from "./network_error.ts";
 import type { RateLimiter } from "./rate_limiter.ts";
@@ -132,12 +133,15 @@ export class RequestSender {
     }
   }
 
-  /** Sends a request and returns the response once its headers are in (`stream` for a watch). */
+  /** Sends a request for a stream (a watch): the `Response` once its headers are in. */
+  send(method: string, path: string, init: RequestInit & { stream: true }): Promise<Response>;
+  /** Sends a request and returns its answer, read whole. */
+  send(method: string, path: string, init: RequestInit): Promise<Answer>;
   async send(
     method: string,
     path: string,
     init: RequestInit & { stream?: boolean },
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const { transport, limiter, requests } = this.parts;
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(init.query ?? {})) {
@@ -172,7 +176,7 @@ export class RequestSender {
       const headers: Record<string, string> = { accept: init.accept ?? "application/json" };
       if (this.parts.userAgent) headers["user-agent"] = this.parts.userAgent;
       if (init.body !== undefined) headers["content-type"] = init.contentType ?? "application/json";
-      let response: Response;
+      let response: Answer;
       try {
         response = await transport.fetch(url, {
           method,

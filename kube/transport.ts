@@ -5,6 +5,7 @@ import type { ClusterConfig } from "./cluster_config.ts";
 import { monotonicMs } from "../util/clock.ts";
 import { ownedChunkReader } from "../util/owned_chunks.ts";
 import { Connection } from "./connection.ts";
+import { type Answer, ReadAnswer } from "./answer.ts";
 import { ConnectionHealth } from "./connection_health.ts";
 import {
   checkToken,
@@ -136,11 +137,18 @@ export class Transport {
   }
 
   /**
-   * Sends one request to `path` (with query) and returns the response, its body already read
-   * unless `stream` is set. Failures without an HTTP answer throw a `NetworkError`; the caller's
-   * own abort is rethrown as it came.
+   * Sends one request for a stream (a watch) to `path` (with query): the `Response`, whose body
+   * the caller reads. Failures without an HTTP answer throw a `NetworkError`; the caller's own
+   * abort is rethrown as it came.
    */
-  async fetch(pathAndQuery: string, exchange: Exchange): Promise<Response> {
+  fetch(pathAndQuery: string, exchange: Exchange & { stream: true }): Promise<Response>;
+  /**
+   * Sends one request to `path` (with query) and returns its answer, read whole within the
+   * deadline. Failures without an HTTP answer throw a `NetworkError`; the caller's own abort is
+   * rethrown as it came.
+   */
+  fetch(pathAndQuery: string, exchange: Exchange): Promise<Answer>;
+  async fetch(pathAndQuery: string, exchange: Exchange): Promise<Answer> {
     if (!exchange.stream) {
       const release = await this.#room(exchange);
       const waited = monotonicMs() - release.since;
@@ -229,7 +237,7 @@ export class Transport {
     pathAndQuery: string,
     exchange: Exchange,
     release: () => void,
-  ): Promise<Response> {
+  ): Promise<Answer> {
     const headers = { ...exchange.headers };
     const exec = this.config.exec ? await this.#execCredential() : undefined;
     const token = exec ? exec.credential.token : await this.#token();
@@ -286,11 +294,7 @@ export class Transport {
       }
       const text = await response.text();
       health.answered();
-      return new Response(text || null, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers,
-      });
+      return new ReadAnswer(response.status, response.statusText, response.headers, text);
     } catch (error) {
       if (!passedFence) throw error;
       if (exchange.signal?.aborted) throw exchange.signal.reason ?? error;

@@ -8,7 +8,8 @@
  * - an empty program: what `deno run` costs with nothing to do; the same importing one npm package
  *   (Node compatibility and the npm resolution wake up), and importing the operator's modules;
  * - the operator's I/O alone (`memory_floor_io.ts`): a TLS client listing and watching the kinds
- *   the operator caches, and an HTTP server, without the operator;
+ *   the operator caches, and an HTTP server, without the operator; and the same having imported
+ *   the libraries the operator starts with (LogTape from npm, the Node built-ins it imports);
  * - the operator, as bench:scale measures it (its kubeconfig in YAML's JSON form), and with a
  *   kubeconfig in YAML, which loads the YAML parser;
  * - the operator with V8 and Deno options that trade memory against CPU, for the record;
@@ -43,6 +44,21 @@ const { values } = parseArgs({
 const REPEAT = Number(values.repeat);
 const IDLE_SECONDS = Number(values.idle);
 const say = (line: string) => console.error(`bench: ${line}`);
+
+/**
+ * The Node built-ins the operator's start imports: process metrics (`process.cpuUsage`, Deno's
+ * only CPU clock without reading /proc, which Deno allows only with every permission), the
+ * children's content hash (a synchronous SHA-256), and what the transport, the webhooks and the
+ * plugin isolation use. Waking Node compatibility is a cost of its own, as an npm package's is.
+ */
+const OPERATOR_NODE_MODULES = [
+  "node:process",
+  "node:crypto",
+  "node:util",
+  "node:timers",
+  "node:v8",
+  "node:worker_threads",
+];
 
 /** One row: what runs, and how it says it is ready. */
 interface Row {
@@ -203,6 +219,11 @@ try {
     {
       name: "the operator's I/O alone",
       args: [here("memory_floor_io.ts"), json],
+      ready: (l) => l === "ready",
+    },
+    {
+      name: "the same I/O, with LogTape and the node: modules the operator imports",
+      args: [here("memory_floor_io.ts"), json, "@logtape/logtape", ...OPERATOR_NODE_MODULES],
       ready: (l) => l === "ready",
     },
     {

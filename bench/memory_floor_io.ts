@@ -1,10 +1,13 @@
 /**
  * What any Deno operator's process does against an empty cluster, without the operator: a TLS
  * client that lists and then watches the kinds ours caches, and an HTTP server. The middle row
- * of `deno task bench:memory-floor`: Deno's own cost of that I/O. Prints `ready` once watching.
+ * of `deno task bench:memory-floor`: Deno's own cost of that I/O. The modules named after the
+ * kubeconfig are imported first (the libraries the operator cannot start without). Prints `ready`
+ * once watching.
  *
- *   deno run <start's flags> bench/memory_floor_io.ts <kubeconfig in YAML's JSON form>
+ *   deno run <start's flags> bench/memory_floor_io.ts <kubeconfig in YAML's JSON form> [module…]
  */
+for (const module of Deno.args.slice(1)) await import(module);
 const kubeconfig = JSON.parse(await Deno.readTextFile(Deno.args[0]));
 const server: string = kubeconfig.clusters[0].cluster.server;
 const ca = atob(kubeconfig.clusters[0].cluster["certificate-authority-data"]);

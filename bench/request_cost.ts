@@ -59,7 +59,6 @@ async function run<T>(command: string, args: string[], env?: Record<string, stri
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1];
 
 if (!await haveGo()) throw new Error("bench:request-cost builds its Go side: install Go 1.26");
-const work = await Deno.makeTempDir({ prefix: "ptemplate-request-cost-" });
 const plane = await ControlPlane.start({
   controllerManager: { controllers: ["daemonset-controller"] },
   progress: say,
@@ -68,7 +67,9 @@ const deno: DenoSide[] = [];
 const go: GoSide[] = [];
 let eventBytes = 0;
 let goVersion = "";
+let work: string | undefined;
 try {
+  work = await Deno.makeTempDir({ prefix: "ptemplate-request-cost-" });
   const goBinary = `${work}/request_cost`;
   const goEnv = { GOTOOLCHAIN: "local", CGO_ENABLED: "0" };
   const built = await new Deno.Command("go", {
@@ -140,7 +141,7 @@ try {
   }
 } finally {
   await plane.stop();
-  await Deno.remove(work, { recursive: true });
+  if (work) await Deno.remove(work, { recursive: true });
 }
 
 const of = <T>(runs: T[], key: keyof T) => median(runs.map((run) => run[key] as number));

@@ -15,6 +15,7 @@ import {
   ptemplateCrdWithConversion,
 } from "../crds/ptemplate.ts";
 import { KubeClient } from "../kube/client.ts";
+import { isApiError } from "../kube/errors.ts";
 import type { Unstructured } from "../kube/object.ts";
 import {
   CONFIG_MAP,
@@ -342,10 +343,17 @@ await integrationTest("webhooks: self-managed certificates, renewed under load",
             config.webhooks?.[0].clientConfig.caBundle,
           );
         });
-        await admin.create(PTEMPLATE_V1BETA1, {
-          metadata: { name: "beta", namespace: "work" },
-          spec: { maxDevices: 3, selector: WORKER },
-        });
+        // The CRD was just changed (its conversion's caBundle), so the API server replaces its
+        // storage: a request that meets the old one's teardown gets 503 "apiserver is shutting
+        // down", unserved. Again until it is served; a create that was (409) is done.
+        await eventually(() =>
+          admin.create(PTEMPLATE_V1BETA1, {
+            metadata: { name: "beta", namespace: "work" },
+            spec: { maxDevices: 3, selector: WORKER },
+          }).catch((error) => {
+            if (!isApiError(error, 409)) throw error;
+          })
+        );
         expect(
           (await admin.get(PTEMPLATE, "beta", { namespace: "work" })).spec
             .maxdev,

@@ -15,8 +15,8 @@ import { parseArgs } from "node:util";
 import { DAEMON_SET } from "../kube/kinds.ts";
 import { ControlPlane } from "../testing/control_plane.ts";
 import { haveGo } from "../testing/binaries.ts";
+import { eventually } from "../testing/eventually.ts";
 import { permissionFlags, runtimeOptions, taskEnv } from "../tests/fixtures/operator_command.ts";
-import { sleep } from "../util/sleep.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -104,16 +104,13 @@ try {
       },
     },
   }, { namespace: "default" });
-  let object = await client.get(DAEMON_SET, name, { namespace: "default" });
-  for (let i = 0; i < 300 && object.status?.observedGeneration === undefined; i++) {
-    await sleep(100);
-    object = await client.get(DAEMON_SET, name, { namespace: "default" });
-  }
-  if (object.status?.observedGeneration === undefined) {
-    throw new Error(
-      "the DaemonSet controller wrote no status in 30 s: is kube-controller-manager up?",
-    );
-  }
+  const object = await eventually(async () => {
+    const written = await client.get(DAEMON_SET, name, { namespace: "default" });
+    if (written.status?.observedGeneration === undefined) {
+      throw new Error("the DaemonSet controller wrote no status: is kube-controller-manager up?");
+    }
+    return written;
+  });
   const event = JSON.stringify({ type: "MODIFIED", object });
   eventBytes = new TextEncoder().encode(event).length;
   const eventFile = `${work}/event.json`;

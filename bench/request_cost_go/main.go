@@ -64,12 +64,18 @@ func perItem(n, concurrency int, do func()) float64 {
 	return float64((cpu() - start).Microseconds()) / float64(n)
 }
 
+// must returns value, or stops the program with err.
 func must[T any](value T, err error) T {
+	check(err)
+	return value
+}
+
+// check stops the program with err, if any.
+func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	return value
 }
 
 func main() {
@@ -78,7 +84,7 @@ func main() {
 		os.Exit(2)
 	}
 	var config kubeconfig
-	must(0, json.Unmarshal(must(os.ReadFile(os.Args[1])), &config))
+	check(json.Unmarshal(must(os.ReadFile(os.Args[1])), &config))
 	decode := func(text string) []byte { return must(base64.StdEncoding.DecodeString(text)) }
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(decode(config.Clusters[0].Cluster.CA))
@@ -102,11 +108,11 @@ func main() {
 			os.Exit(1)
 		}
 		var object map[string]any
-		must(0, json.Unmarshal(body, &object))
+		check(json.Unmarshal(body, &object))
 	}
 	parse := func() {
 		var object map[string]any
-		must(0, json.Unmarshal(event, &object))
+		check(json.Unmarshal(event, &object))
 	}
 	// Warm: the connection, the pools, the code paths.
 	perItem(requests/10+1, concurrency, get)

@@ -540,6 +540,9 @@ await binariesTest(
         const operator = json.rows.find((r: { idle?: boolean }) => r.idle);
         expect(typeof operator?.idleCpuSecondsPerMinute).toBe("number");
         expect(operator.atRest.rssMiB).toBeGreaterThan(rss("an empty program"));
+        // The libraries the operator starts with weigh on the I/O floor (npm, Node built-ins).
+        expect(rss("the same I/O, with LogTape and the node: modules the operator imports"))
+          .toBeGreaterThan(rss("the operator's I/O alone"));
         // The bundle was built, and the operator it holds synced its caches.
         expect(rss("the operator, one minified bundle")).toBeGreaterThan(rss("an empty program"));
       });

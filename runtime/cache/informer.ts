@@ -199,7 +199,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (change) this.#changes.emit([change]);
   }
 
-  /** What the cache keeps of an object that arrived (ours alone: just parsed, or just answered). */
+  /**
+   * What the cache keeps of an object that arrived (ours alone: just parsed, or just answered),
+   * sharing what it has equal with the version it replaces.
+   */
   #keep(object: T): T {
     const { projector, interner } = this.#options;
     // A projection is built a field at a time, and V8 keeps such objects a little roomier than
@@ -207,7 +210,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     // objects have in common, parsing it again saves less heap than it costs in CPU and garbage
     // per object (bench/README.md, "The cache: what it keeps").
     const kept = slim(projector ? projector(object) as T : object, this.#options.slim);
-    return interner ? interner.intern(kept) : kept;
+    return interner ? interner.intern(kept, this.store.current(kept)) : kept;
   }
 
   /** Whether the server is asked for metadata alone (nothing of the bodies is kept). */

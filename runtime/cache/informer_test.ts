@@ -13,6 +13,7 @@ import { StartupError } from "../../util/startup_error.ts";
 import { eventually } from "../../testing/eventually.ts";
 import { log, WarningThrottle } from "../observe/mod.ts";
 import { Informer } from "./informer.ts";
+import { Interner } from "./interner.ts";
 import type { InformerOptions } from "./informer_options.ts";
 import type { StoreChange } from "./store.ts";
 import { FakeListWatch } from "./testdata/fake_list_watch.ts";
@@ -81,6 +82,45 @@ Deno.test("it lists, then watches from the list's version; each event reaches th
     expect(changes).toEqual(["added a@5", "added b@11", "updated a@12", "deleted b@13"]);
     expect(informer.store.list().map((o) => o.metadata.name)).toEqual(["a"]);
     expect([fake.lists.length, informer.epoch, informer.fresh]).toEqual([1, 0, true]);
+  } finally {
+    await stop();
+  }
+});
+
+Deno.test("a new version keeps what it has equal with the cached one: a status update leaves the rest as it was", async () => {
+  const fake = new FakeListWatch();
+  // The data holds a uid, so no other object shares it: kept, it is the old version's own.
+  const withData = (rv: string, data: Record<string, string>) =>
+    ({
+      ...cm("a", rv),
+      data: { id: "11111111-2222-3333-4444-555555555555", ...data },
+    }) as KubeObject;
+  fake.items = [withData("5", { n: "1" })];
+  const { informer, stop } = started(fake, { interner: new Interner() });
+  try {
+    const watch = await fake.watch(1);
+    const first = informer.store.get("ns", "a") as KubeObject & { data: object };
+    watch.send(
+      "MODIFIED",
+      {
+        ...withData("6", { n: "1" }),
+        metadata: { ...first.metadata, resourceVersion: "6", annotations: { note: "new" } },
+      } as KubeObject,
+    );
+    await eventually(() =>
+      expect(informer.store.get("ns", "a")?.metadata.resourceVersion).toBe("6")
+    );
+    const next = informer.store.get("ns", "a") as KubeObject & { data: object };
+    expect(next.data).toBe(first.data);
+    expect(next.metadata?.annotations).toEqual({ note: "new" });
+    watch.send("MODIFIED", withData("7", { n: "2" }));
+    await eventually(() =>
+      expect(informer.store.get("ns", "a")?.metadata.resourceVersion).toBe("7")
+    );
+    expect((informer.store.get("ns", "a") as KubeObject & { data: object }).data).toEqual({
+      id: "11111111-2222-3333-4444-555555555555",
+      n: "2",
+    });
   } finally {
     await stop();
   }

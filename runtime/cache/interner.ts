@@ -22,6 +22,11 @@
  *
  * The tables are bounded: past `maxEntries` they start over, which only means that objects cached
  * after that share with each other, not with the ones before.
+ *
+ * A new version of a cached object is interned beside the version it replaces: where a subtree is
+ * equal to the one it had, the old one is kept (a status write leaves the rest of the object as it
+ * was). Comparing costs less than hashing and looking up, and what was parsed anew then dies young
+ * instead of being kept while the old copy waits for a full collection.
  */
 
 /** A subtree with more fields and items than this (counted all the way down) is not shared. */
@@ -52,6 +57,8 @@ export class Interner {
   #hash = UNSHARED;
   /** The fields and items under the value `#walk` returned last. */
   #fields = 0;
+  /** The hash and size of each shared subtree (`size * 2 ** 31 + hash`), for when it is kept again. */
+  readonly #known = new WeakMap<object, number>();
 
   /** Empty tables, holding at most `maxEntries` before they start over. */
   constructor(options: InternerOptions = {}) {
@@ -68,8 +75,9 @@ export class Interner {
   /**
    * `object` with its strings and small subtrees replaced, in place, by the shared copies of equal
    * ones (the object itself is never shared). It must be the caller's alone: just parsed.
+   * `previous`, the version it replaces, lends it each subtree the two have equal.
    */
-  intern<T extends object>(object: T): T {
+  intern<T extends object>(object: T, previous?: T): T {
     if (this.#strings.size > this.#maxEntries || this.#trees.size > this.#maxEntries) {
       this.#strings.clear();
       this.#texts.length = 0;
@@ -77,12 +85,36 @@ export class Interner {
       this.#collisions.clear();
     }
     const record = object as Record<string, unknown>;
+    const old = previous as Record<string, unknown> | undefined;
     for (const name in record) {
       const value = record[name];
-      const shared = this.#walk(value);
+      const shared = old === undefined ? this.#walk(value) : this.#walkBeside(value, old[name]);
       if (shared !== value) record[name] = shared;
     }
     return object;
+  }
+
+  /** `#walk`, lending `value` what `old` (at the same place in the version it replaces) has equal. */
+  #walkBeside(value: unknown, old: unknown): unknown {
+    if (value === old || typeof value !== "object" || value === null) {
+      // An equal string: the one kept already, whose hash is known.
+      return this.#walk(typeof old === "string" && value === old ? old : value);
+    }
+    if (
+      typeof old !== "object" || old === null || Array.isArray(value) !== Array.isArray(old) ||
+      Object.isFrozen(value)
+    ) {
+      return this.#walk(value);
+    }
+    if (sameTree(value, old)) {
+      // A shared subtree: its hash and size as when it was shared. One kept unshared (too big, or
+      // holding a uid) is unshared again, being equal.
+      const known = this.#known.get(old);
+      this.#hash = known === undefined ? UNSHARED : known % 2 ** 31;
+      this.#fields = known === undefined ? MAX_FIELDS + 1 : Math.floor(known / 2 ** 31);
+      return old;
+    }
+    return this.#walkTree(value, old as Record<string, unknown>);
   }
 
   /** The shared copy of `value`; its hash in `#hash`, its size in `#fields`. */
@@ -120,12 +152,17 @@ export class Interner {
         this.#hash = UNSHARED;
         return value;
     }
+    return this.#walkTree(value);
+  }
+
+  /** `#walk` of an object or array not shared yet, beside its `old` version if there is one. */
+  #walkTree(value: object, old?: Record<string, unknown>): unknown {
     let hash = Array.isArray(value) ? 0x7f4a7c15 : 0x2545f491;
     let fields = 1;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const item = value[i];
-        const shared = this.#walk(item);
+        const shared = old === undefined ? this.#walk(item) : this.#walkBeside(item, old[i]);
         if (shared !== item) value[i] = shared;
         fields += this.#fields;
         hash = hash === UNSHARED || this.#hash === UNSHARED ? UNSHARED : mix(hash, this.#hash);
@@ -134,7 +171,7 @@ export class Interner {
       const record = value as Record<string, unknown>;
       for (const name in record) {
         const field = record[name];
-        const shared = this.#walk(field);
+        const shared = old === undefined ? this.#walk(field) : this.#walkBeside(field, old[name]);
         if (shared !== field) record[name] = shared;
         fields += this.#fields;
         hash = hash === UNSHARED || this.#hash === UNSHARED
@@ -150,15 +187,21 @@ export class Interner {
     this.#hash = hash;
     const found = this.#trees.get(hash);
     if (found === undefined) {
-      this.#trees.set(hash, Object.freeze(value));
+      this.#trees.set(hash, this.#share(value, hash, fields));
       return value;
     }
     if (sameChildren(found, value)) return found;
     const more = this.#collisions.get(hash);
     for (const candidate of more ?? []) if (sameChildren(candidate, value)) return candidate;
-    if (more) more.push(Object.freeze(value));
-    else this.#collisions.set(hash, [Object.freeze(value)]);
+    if (more) more.push(this.#share(value, hash, fields));
+    else this.#collisions.set(hash, [this.#share(value, hash, fields)]);
     return value;
+  }
+
+  /** Freezes a subtree about to be shared, noting its hash and size. */
+  #share(value: object, hash: number, fields: number): object {
+    this.#known.set(value, fields * 2 ** 31 + hash);
+    return Object.freeze(value);
   }
 
   /** The number of a string (the same for equal strings), remembering it if new. */
@@ -176,6 +219,27 @@ export class Interner {
 /** Mixes `value` into `hash` (a 31-bit result, so that it is never UNSHARED). */
 function mix(hash: number, value: number): number {
   return Math.imul(hash ^ value, 0x9e3779b1) >>> 1;
+}
+
+/** Deep equality of two JSON values (the order of an object's fields aside). */
+function sameTree(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameTree(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const name in x) {
+    if (!Object.hasOwn(y, name) || !sameTree(x[name], y[name])) return false;
+    count++;
+  }
+  for (const _ in y) count--;
+  return count === 0;
 }
 
 /** Equal, for subtrees whose own subtrees are shared: the same names, holding the same values. */

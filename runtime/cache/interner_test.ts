@@ -109,3 +109,44 @@ Deno.test("subtrees whose hashes collide are told apart by their contents", () =
   // Equal ones, after all that, are still one copy.
   expect(interner.intern(value(12345)).x).toBe(interned[12345].x);
 });
+
+Deno.test("a new version keeps what it has equal with the version it replaces, and has its news", () => {
+  const interner = new Interner();
+  const uid = "11111111-1111-1111-1111-111111111111";
+  const first = interner.intern(daemonSet("a", uid));
+  const next = { ...daemonSet("a", uid), status: { observedGeneration: 1, numberReady: 0 } };
+  next.metadata.labels = { app: "a2" };
+  const kept = interner.intern(structuredClone(next), first);
+  expect(kept).toEqual(next);
+  // The spec is the old version's, unshared parts and all; the changed labels are the new ones.
+  expect(kept.spec).toBe(first.spec);
+  expect(kept.metadata.managedFields).toBe(first.metadata.managedFields);
+  expect(kept.metadata).not.toBe(first.metadata);
+  expect(kept.metadata.labels).not.toBe(first.metadata.labels);
+  expect(first).toEqual(daemonSet("a", uid));
+});
+
+Deno.test("a subtree kept from the version before is shared with other objects as before", () => {
+  const interner = new Interner();
+  const first = interner.intern({ spec: { a: { k: "v" }, b: 1 } });
+  // `a` is kept from the first version; the new `spec` around it is found equal to other objects'.
+  const next = interner.intern({ spec: { a: { k: "v" }, b: 2 } }, first);
+  expect(next.spec.a).toBe(first.spec.a);
+  const other = interner.intern({ spec: { a: { k: "v" }, b: 2 } });
+  expect(other.spec).toBe(next.spec);
+  expect(Object.isFrozen(next.spec)).toBe(true);
+});
+
+Deno.test("interned beside any version before, values equal what they were", () => {
+  fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (a, b, c) => {
+    const interner = new Interner();
+    const before = interner.intern({ value: a, same: c });
+    const after = interner.intern(structuredClone({ value: b, same: c }), before);
+    expect(after).toEqual({ value: b, same: c });
+    expect(before).toEqual({ value: a, same: c });
+    // A version that is the same again, after it: nothing of it is new.
+    const again = interner.intern(structuredClone({ value: b, same: c }), after);
+    expect(again).toEqual({ value: b, same: c });
+    if (typeof c === "object" && c !== null) expect(again.same).toBe(before.same);
+  }));
+});

@@ -94,6 +94,11 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return keys.map((key) => this.#objects.get(key) as Stored<T>);
   }
 
+  /** The version the cache holds of `object` (the same namespace and name), if any. */
+  current(object: KubeObject): T | undefined {
+    return this.#objects.get(this.#key(object));
+  }
+
   /** Whether the cache holds `object` at its resourceVersion already (our own write's answer). */
   holds(object: KubeObject): boolean {
     const old = this.#objects.get(this.#key(object));

@@ -20,9 +20,17 @@ export type RelevantChange = (old: KubeObject, object: KubeObject) => boolean;
 export function relevantChange(fields: readonly string[] | undefined): RelevantChange {
   if (!fields) return () => true;
   const view = projector({ fields });
+  // Where both versions hold the very same value at every field read from, there is nothing to
+  // compare (the cache keeps what a new version has equal with the one it replaces).
+  const tops = [...new Set(fields.map((field) => field.split(/[.[]/, 1)[0]))];
+  const sameTops = (a: KubeObject, b: KubeObject) => {
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    return tops.every((top) => x[top] === y[top]);
+  };
   return (old, object) =>
     metadataChanged(old.metadata, object.metadata) ||
-    !equal(bodyOf(view(old)), bodyOf(view(object)));
+    (!sameTops(old, object) && !equal(bodyOf(view(old)), bodyOf(view(object))));
 }
 
 type Metadata = KubeObject["metadata"];
@@ -44,6 +52,7 @@ type ManagedFields = NonNullable<NonNullable<Metadata>["managedFields"]>;
  * aside: compared in step, without copies (it runs for every event and reader).
  */
 function sameFieldManagers(a: ManagedFields, b: ManagedFields): boolean {
+  if (a === b) return true;
   let i = 0;
   let j = 0;
   for (;;) {

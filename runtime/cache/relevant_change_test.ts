@@ -97,3 +97,15 @@ Deno.test("equal: deep, key order free, an absent map equal to an empty one", ()
   expect(equal("", undefined)).toBe(false);
   expect(equal([], {})).toBe(false);
 });
+
+Deno.test("relevantChange: the very same spec, an equal copy and a changed one, to a reader of the spec", () => {
+  const relevant = relevantChange(["spec.template.spec.containers[*].image"]);
+  const before = ds();
+  const same = {
+    ...ds((o) => o.status.numberReady = 1),
+    spec: (before as Json).spec,
+  } as KubeObject;
+  expect(relevant(before, same)).toBe(false);
+  expect(relevant(before, ds((o) => o.status.numberReady = 1))).toBe(false);
+  expect(relevant(before, ds((o) => o.spec.template.spec.containers[0].image = "i:2"))).toBe(true);
+});

@@ -201,24 +201,46 @@ function copyFields(
   return out;
 }
 
+/**
+ * The keys that name a list's item, by the text of its field set entry (`k:{"name":"c"}`): the same
+ * few come in every object of a kind, so each is parsed once. Read only.
+ */
+const itemKeys = new Map<string, Record<string, unknown>>();
+
+function itemKeysOf(key: string): Record<string, unknown> {
+  let keys = itemKeys.get(key);
+  if (keys === undefined) {
+    // Bounded: one per distinct key text (a uid-keyed list would have one per object).
+    if (itemKeys.size >= 10_000) itemKeys.clear();
+    itemKeys.set(key, keys = JSON.parse(key.slice(2)) as Record<string, unknown>);
+  }
+  return keys;
+}
+
+/** Whether `item` has the values `keys` name it by. */
+function named(item: Record<string, unknown>, keys: Record<string, unknown>): boolean {
+  for (const k in keys) {
+    const want = keys[k];
+    const value = item[k];
+    if (value === want) continue;
+    if (typeof want !== "object" || JSON.stringify(value) !== JSON.stringify(want)) return false;
+  }
+  return true;
+}
+
 /** The items of a list a set names (by keys, value or index), in the list's order. */
 function copyItems(items: unknown[], set: FieldSet): unknown[] {
   const byKeys: [Record<string, unknown>, FieldSet][] = [];
   const byValue = new Map<string, FieldSet>();
   for (const key in set) {
     const sub = set[key];
-    if (key.startsWith("k:")) byKeys.push([JSON.parse(key.slice(2)), sub]);
+    if (key.startsWith("k:")) byKeys.push([itemKeysOf(key), sub]);
     else if (key.startsWith("v:")) byValue.set(JSON.stringify(JSON.parse(key.slice(2))), sub);
     else if (key.startsWith("i:")) byValue.set(`#${key.slice(2)}`, sub);
   }
   const out: unknown[] = [];
   items.forEach((item, index) => {
-    const keyed = isObject(item)
-      ? byKeys.find(([keys]) => {
-        for (const k in keys) if (JSON.stringify(item[k]) !== JSON.stringify(keys[k])) return false;
-        return true;
-      })
-      : undefined;
+    const keyed = isObject(item) ? byKeys.find(([keys]) => named(item, keys)) : undefined;
     const sub = keyed?.[1] ??
       (byValue.size ? byValue.get(JSON.stringify(item)) ?? byValue.get(`#${index}`) : undefined);
     if (!sub) return;

@@ -30,9 +30,9 @@ import { causeOf, WarningThrottle } from "../observe/mod.ts";
 import { type Behind, CacheFreshness } from "./cache_freshness.ts";
 import { ChangeFanout } from "./change_fanout.ts";
 import type { ChangeHandler, InformerOptions } from "./informer_options.ts";
+import { keptVersion } from "./kept_version.ts";
 import { metadataOnly } from "./projection.ts";
 import { SilenceWatchdog } from "./silence_watchdog.ts";
-import { slim } from "./slim.ts";
 import { Store } from "./store.ts";
 import { judgeFailure } from "./watch_failure.ts";
 
@@ -199,18 +199,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (change) this.#changes.emit([change]);
   }
 
-  /**
-   * What the cache keeps of an object that arrived (ours alone: just parsed, or just answered),
-   * sharing what it has equal with the version it replaces.
-   */
+  /** What the cache keeps of an object that arrived, beside the version it holds (kept_version.ts). */
   #keep(object: T): T {
-    const { projector, interner } = this.#options;
-    // A projection is built a field at a time, and V8 keeps such objects a little roomier than
-    // JSON.parse makes them; it is kept as built all the same, because once the caches share what
-    // objects have in common, parsing it again saves less heap than it costs in CPU and garbage
-    // per object (bench/README.md, "The cache: what it keeps").
-    const kept = slim(projector ? projector(object) as T : object, this.#options.slim);
-    return interner ? interner.intern(kept, this.store.current(kept)) : kept;
+    return keptVersion(object, this.store.current(object), this.#options);
   }
 
   /** Whether the server is asked for metadata alone (nothing of the bodies is kept). */

@@ -35,6 +35,9 @@ const MAX_FIELDS = 64;
 /** The hash of a value that is not shared (nor is anything holding it). */
 const UNSHARED = -1;
 
+/** The hash of a shared subtree kept from the version before: worked out if its parent needs it. */
+const PENDING = -2;
+
 /** How much an Interner remembers. */
 export interface InternerOptions {
   /** Strings and subtrees remembered before the tables start over; default 200,000. */
@@ -57,8 +60,6 @@ export class Interner {
   #hash = UNSHARED;
   /** The fields and items under the value `#walk` returned last. */
   #fields = 0;
-  /** The hash and size of each shared subtree (`size * 2 ** 31 + hash`), for when it is kept again. */
-  readonly #known = new WeakMap<object, number>();
 
   /** Empty tables, holding at most `maxEntries` before they start over. */
   constructor(options: InternerOptions = {}) {
@@ -107,11 +108,10 @@ export class Interner {
       return this.#walk(value);
     }
     if (sameTree(value, old)) {
-      // A shared subtree: its hash and size as when it was shared. One kept unshared (too big, or
-      // holding a uid) is unshared again, being equal.
-      const known = this.#known.get(old);
-      this.#hash = known === undefined ? UNSHARED : known % 2 ** 31;
-      this.#fields = known === undefined ? MAX_FIELDS + 1 : Math.floor(known / 2 ** 31);
+      // Kept as it was. One kept unshared (too big, or holding a uid) is unshared again, being
+      // equal; a shared one's hash is worked out only if a new parent around it may be shared.
+      this.#hash = Object.isFrozen(old) ? PENDING : UNSHARED;
+      this.#fields = 1;
       return old;
     }
     return this.#walkTree(value, old as Record<string, unknown>);
@@ -142,11 +142,6 @@ export class Interner {
           this.#hash = 0x85ebca6b;
           return value;
         }
-        // Shared already (an object interned again): left as it is.
-        if (Object.isFrozen(value)) {
-          this.#hash = UNSHARED;
-          return value;
-        }
         break;
       default:
         this.#hash = UNSHARED;
@@ -155,15 +150,20 @@ export class Interner {
     return this.#walkTree(value);
   }
 
-  /** `#walk` of an object or array not shared yet, beside its `old` version if there is one. */
+  /**
+   * `#walk` of an object or array, beside its `old` version if there is one. One shared already
+   * (frozen: interned again, or kept from the version before) is left as it is, its hash worked out.
+   */
   #walkTree(value: object, old?: Record<string, unknown>): unknown {
+    const frozen = Object.isFrozen(value);
     let hash = Array.isArray(value) ? 0x7f4a7c15 : 0x2545f491;
     let fields = 1;
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         const item = value[i];
         const shared = old === undefined ? this.#walk(item) : this.#walkBeside(item, old[i]);
-        if (shared !== item) value[i] = shared;
+        if (shared !== item && !frozen) value[i] = shared;
+        if (this.#hash === PENDING) this.#settle(shared, hash);
         fields += this.#fields;
         hash = hash === UNSHARED || this.#hash === UNSHARED ? UNSHARED : mix(hash, this.#hash);
       }
@@ -172,7 +172,8 @@ export class Interner {
       for (const name in record) {
         const field = record[name];
         const shared = old === undefined ? this.#walk(field) : this.#walkBeside(field, old[name]);
-        if (shared !== field) record[name] = shared;
+        if (shared !== field && !frozen) record[name] = shared;
+        if (this.#hash === PENDING) this.#settle(shared, hash);
         fields += this.#fields;
         hash = hash === UNSHARED || this.#hash === UNSHARED
           ? UNSHARED
@@ -187,21 +188,24 @@ export class Interner {
     this.#hash = hash;
     const found = this.#trees.get(hash);
     if (found === undefined) {
-      this.#trees.set(hash, this.#share(value, hash, fields));
+      this.#trees.set(hash, Object.freeze(value));
       return value;
     }
     if (sameChildren(found, value)) return found;
     const more = this.#collisions.get(hash);
     for (const candidate of more ?? []) if (sameChildren(candidate, value)) return candidate;
-    if (more) more.push(this.#share(value, hash, fields));
-    else this.#collisions.set(hash, [this.#share(value, hash, fields)]);
+    if (more) more.push(Object.freeze(value));
+    else this.#collisions.set(hash, [Object.freeze(value)]);
     return value;
   }
 
-  /** Freezes a subtree about to be shared, noting its hash and size. */
-  #share(value: object, hash: number, fields: number): object {
-    this.#known.set(value, fields * 2 ** 31 + hash);
-    return Object.freeze(value);
+  /**
+   * The hash and size of `kept`, a shared subtree kept from the version before, for a parent whose
+   * hash so far is `parent`: worked out only if that parent may still be shared.
+   */
+  #settle(kept: unknown, parent: number): void {
+    if (parent === UNSHARED) this.#hash = UNSHARED;
+    else this.#walkTree(kept as object);
   }
 
   /** The number of a string (the same for equal strings), remembering it if new. */

@@ -200,8 +200,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /** What the cache keeps of an object that arrived, beside the version it holds (kept_version.ts). */
-  #keep(object: T): T {
-    return keptVersion(object, this.store.current(object), this.#options);
+  #keep(object: T, held = this.store.current(object)): T {
+    return keptVersion(object, held, this.#options);
   }
 
   /** Whether the server is asked for metadata alone (nothing of the bodies is kept). */
@@ -452,12 +452,13 @@ export class Informer<T extends KubeObject = KubeObject> {
             kind: this.resource.kind,
           });
         }
+        const held = this.store.current(event.object);
         const change = event.type === "DELETED" || !this.#keeps(event.object)
           ? this.store.remove(event.object)
           // The echo of our own write, taken from its answer: nothing to project again.
-          : this.store.holds(event.object)
+          : held !== undefined && held.metadata?.resourceVersion === rv
           ? undefined
-          : this.store.upsert(this.#keep(event.object));
+          : this.store.upsert(this.#keep(event.object, held));
         if (rv) this.#resourceVersion = rv;
         if (change) this.#changes.emit([change]);
       }

@@ -99,12 +99,6 @@ export class Store<T extends KubeObject> implements CacheReader<T> {
     return this.#objects.get(this.#key(object));
   }
 
-  /** Whether the cache holds `object` at its resourceVersion already (our own write's answer). */
-  holds(object: KubeObject): boolean {
-    const old = this.#objects.get(this.#key(object));
-    return old !== undefined && old.metadata?.resourceVersion === object.metadata?.resourceVersion;
-  }
-
   /** Adds or replaces one object; returns the change, or undefined if nothing changed. */
   upsert(object: T): StoreChange<T> | undefined {
     const key = this.#key(object);

@@ -377,10 +377,12 @@ try {
     for (const e of audit.filter(filter)) last.set(e.objectRef!.name!, at(e));
     return last;
   };
-  const dsStatus = lastWrite((e) =>
+  const byDaemonSetController = (e: AuditEvent) =>
     e.objectRef?.resource === "daemonsets" && e.objectRef.subresource === "status" &&
-    e.objectRef.namespace === "scale" && WRITE_VERBS.has(e.verb) && e.user.username !== SA
-  );
+    e.objectRef.namespace === "scale" && WRITE_VERBS.has(e.verb) && e.user.username !== SA;
+  // Each of them reaches every operator as a watch event, most of them after its last write.
+  result.daemonSetStatusWrites = audit.filter(byDaemonSetController).length;
+  const dsStatus = lastWrite(byDaemonSetController);
   const ptStatus = lastWrite((e) =>
     e.objectRef?.resource === "ptemplates" && e.objectRef.subresource === "status" &&
     e.user.username === SA

@@ -74,7 +74,9 @@ export function rowsOf(result: Record<string, unknown>): string[][] {
     [
       "status lag",
       `median ${r.statusLagSeconds.median.toFixed(2)} s`,
-      `p99 ${r.statusLagSeconds.p99.toFixed(2)} s`,
+      `p99 ${r.statusLagSeconds.p99.toFixed(2)} s, behind ${
+        r.daemonSetStatusWrites ?? "?"
+      } DaemonSet status writes by their controller`,
     ],
     ["writes idle 20 s / after a restart", `${r.writesWhileIdle} / ${r.writesAfterRestart}`, ""],
   ];

@@ -257,8 +257,10 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
       // A visit that wrote nothing never waited for I/O: without a turn of the event loop now and
       // then, a backlog of them would hold the watches' events (the edits made meanwhile) and the
-      // timers (the lease's renewal, the probes) until it drained.
-      await nextTurnIfDue();
+      // timers (the lease's renewal, the probes) until it drained. Without a backlog the worker
+      // waits for its next key, and the loop turns anyway: a turn given then is two timers' wake-ups
+      // for nothing, after every visit of a change that came alone.
+      if (queue.length > 0) await nextTurnIfDue();
     }
   }
 

@@ -274,6 +274,37 @@ Deno.test("controller: each visit is recorded for explain, with its causes and w
   await c.stop();
 });
 
+Deno.test("controller: changes that come one at a time are visited without a turn given after each", async () => {
+  let visits = 0;
+  const c = controllerOf(definePlugin({
+    name: "alone",
+    for: THING,
+    writesStatus: false,
+    reconcile: () => {
+      visits++;
+    },
+  }));
+  // The timers that give the event loop a turn are set in util/next_turn.ts: count those.
+  const setTimer = globalThis.setTimeout;
+  let turnTimers = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    if (new Error().stack?.includes("next_turn.ts")) turnTimers++;
+    return setTimer(...args);
+  }) as typeof setTimeout;
+  try {
+    for (let i = 0; i < 10; i++) {
+      // Longer than a turn's budget: the thread idles between changes, as in a quiet cluster.
+      await new Promise((resolve) => setTimer(resolve, 30));
+      c.put(`k${i}`);
+      await eventually(() => expect(visits).toBe(i + 1));
+    }
+  } finally {
+    globalThis.setTimeout = setTimer;
+  }
+  expect(turnTimers).toBe(0);
+  await c.stop();
+});
+
 Deno.test("controller: a backlog of visits that wait for nothing lets the event loop turn between them", async () => {
   let visits = 0;
   const c = controllerOf(definePlugin({

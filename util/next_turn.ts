@@ -35,9 +35,10 @@ export function nextTurn(): Promise<void> {
 }
 
 /**
- * Waits for the next turn once the thread has run `budgetMs` since it last gave one, else goes on
+ * Waits for the next turn once `budgetMs` have passed since one was last given here, else goes on
  * at once: the I/O waits about that long at most, and the turns (a timer's wait each) cost a small
- * share of the time.
+ * share of the time. Time the loop spent idle counts as well, so ask only while work goes on (a
+ * backlog), not after the last of it.
  */
 export function nextTurnIfDue(budgetMs = 20): Promise<void> | undefined {
   return performance.now() - turnBegan >= budgetMs ? nextTurn() : undefined;

@@ -257,10 +257,11 @@ export class Controller<T extends KubeObject = KubeObject> {
       }
       // A visit that wrote nothing never waited for I/O: without a turn of the event loop now and
       // then, a backlog of them would hold the watches' events (the edits made meanwhile) and the
-      // timers (the lease's renewal, the probes) until it drained. Without a backlog the worker
-      // waits for its next key, and the loop turns anyway: a turn given then is two timers' wake-ups
-      // for nothing, after every visit of a change that came alone.
-      if (queue.length > 0) await nextTurnIfDue();
+      // timers (the lease's renewal, the probes) until it drained. A queue gone quiet is no
+      // backlog: this worker waits for its next key and the loop turns anyway, so a turn given then
+      // is two timers' wake-ups for nothing, after every visit of a change that came alone. A key
+      // handed to another worker meanwhile is work going on in this same chain, and counts.
+      if (!queue.quiet) await nextTurnIfDue();
     }
   }
 

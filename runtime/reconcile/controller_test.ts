@@ -305,6 +305,31 @@ Deno.test("controller: changes that come one at a time are visited without a tur
   await c.stop();
 });
 
+Deno.test("controller: visits that ask to come back at once, on two workers, still let the event loop turn", async () => {
+  // Each visit's key is handed to the other worker as soon as it is done: a chain of promises
+  // that never waits for I/O unless the workers give a turn.
+  let visits = 0;
+  let timerRan = false;
+  const c = controllerOf(definePlugin({
+    name: "again",
+    for: THING,
+    writesStatus: false,
+    concurrency: 2,
+    reconcile: () => {
+      visits++;
+      return timerRan || visits >= 200_000 ? {} : { requeueAfterMs: 0 };
+    },
+  }));
+  setTimeout(() => timerRan = true, 0);
+  c.put("k");
+  await eventually(() => expect(timerRan || visits >= 200_000).toBe(true));
+  expect({ timerRan, beforeTheCap: visits < 200_000 }).toEqual({
+    timerRan: true,
+    beforeTheCap: true,
+  });
+  await c.stop();
+});
+
 Deno.test("controller: a backlog of visits that wait for nothing lets the event loop turn between them", async () => {
   let visits = 0;
   const c = controllerOf(definePlugin({

@@ -133,6 +133,14 @@ export class WorkQueue {
     return [...this.#processing.values()];
   }
 
+  /**
+   * True when no key waits for a worker and none is in a worker's hands: a worker that asks now
+   * waits for the next add (a delayed key comes on a timer of its own).
+   */
+  get quiet(): boolean {
+    return !this.length && !this.#processing.size;
+  }
+
   /** True when nothing waits, runs or is scheduled. */
   get idle(): boolean {
     return !this.length && !this.#processing.size && !this.#delayed.size;

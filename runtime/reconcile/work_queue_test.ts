@@ -43,6 +43,29 @@ Deno.test("a key in flight is never handed out twice; re-added, it comes back af
   expect(second).toBe("a");
 });
 
+Deno.test(
+  "quiet: no key waits and none is in hand; a delayed one does not count, one handed on does",
+  withClock(async (clock) => {
+    const queue = new WorkQueue();
+    expect(queue.quiet).toBe(true);
+    queue.addAfter("later", 100);
+    expect(queue.quiet).toBe(true);
+    queue.add("a");
+    expect(queue.quiet).toBe(false);
+    const taken = await queue.get();
+    expect(queue.quiet).toBe(false);
+    // Re-added in flight, then done while another worker waits: handed to it at once.
+    queue.add("a");
+    const next = queue.get();
+    queue.done(taken!.key);
+    expect(queue.quiet).toBe(false);
+    queue.done((await next)!.key);
+    expect(queue.quiet).toBe(true);
+    await clock.tickAsync(100);
+    expect(queue.quiet).toBe(false);
+  }),
+);
+
 Deno.test("failures back off per key: 5 ms doubling to 1000 s, reset by forget", () => {
   const queue = new WorkQueue();
   const delays = Array.from({ length: 22 }, () => queue.addRateLimited("a"));

@@ -4,7 +4,10 @@
  * objects it reconciles keep changing. The instances run as pods do, with pod-bound tokens, under
  * the leader fence the deploy installs (cli/manifests/leader_fence_policy.ts): a request the
  * process had handed to its HTTP client before it froze leaves as it wakes, and only the API server
- * can refuse it; every other write the operator must not even send.
+ * can refuse it; every other write the operator must not even send. Each instance reports the
+ * moment its own fence lets a write go, so the test tells the two apart: nothing may pass the fence
+ * after the thaw, and whatever of the old leader's still arrives after the takeover must change
+ * nothing.
  */
 import { expect } from "expect";
 import { leaderFencePolicy } from "../cli/manifests/leader_fence_policy.ts";
@@ -32,6 +35,13 @@ const ACCOUNT = { name: "sample-operator", namespace: "default" };
 /** Refused by the API server's leader fence: it changed nothing. */
 const refusedByFence = (e: AuditEvent) =>
   e.responseStatus?.code === 403 && /does not hold the Lease/.test(e.responseStatus.message ?? "");
+
+/**
+ * Refused as a conflict: the object changed since the request was made (the new leader wrote it),
+ * and the API server checks a write's resourceVersion, and server-side apply its field owners,
+ * before it runs validating admission, so the fence never saw it. It changed nothing either.
+ */
+const refusedAsConflict = (e: AuditEvent) => e.responseStatus?.code === 409;
 
 /**
  * Cancelled by the waking process before the server answered (504: its abandoned deadline aborts
@@ -67,6 +77,7 @@ await integrationTest("a frozen leader writes nothing after another took over", 
       identity.kubeconfigPath,
       `${pod}_${id}`,
       `${plane.dir}/operator-${id}.log`,
+      { reportSends: true },
     );
   }));
   const stopChurn = churnConfigSets(admin, NS, SETS);
@@ -93,8 +104,10 @@ await integrationTest("a frozen leader writes nothing after another took over", 
           await eventually(() => expect(standby.leading).toBe(true), { timeoutMs: FREEZE_MS });
         } finally {
           await sleep(Math.max(0, frozenAt + FREEZE_MS - Date.now()));
-          leader.kill("SIGCONT");
         }
+        // Whatever passes the leader's fence from here on was decided after it woke.
+        const thawedAt = Date.now();
+        leader.kill("SIGCONT");
         // Time for the old leader to do anything it might wrongly do after it wakes up.
         await eventually(() => expect(leader.leading).toBe(false), { timeoutMs: 10_000 });
         await sleep(8_000);
@@ -104,7 +117,12 @@ await integrationTest("a frozen leader writes nothing after another took over", 
         expect(takeover.length).toBeGreaterThan(0);
         const firstByStandby = Math.min(...takeover);
         const stale = writesBy(audit, leader.userAgent).filter((e) => at(e) >= firstByStandby);
-        const sent = stale.filter((e) => !refusedByFence(e) && !cancelledOnArrival(e));
+        const changedNothing = (e: AuditEvent) =>
+          refusedByFence(e) || refusedAsConflict(e) || cancelledOnArrival(e);
+        const passedBeforeFreeze = leader.sends.filter((t) => t < frozenAt).length;
+        const arrivedBeforeFreeze = writesBy(audit, leader.userAgent)
+          .filter((e) => at(e) < frozenAt && e.objectRef?.resource !== "leases").length;
+        const passedAfterThaw = leader.sends.filter((t) => t >= thawedAt);
         // The new leader's first writes may reach an API server that has not yet seen the Lease
         // change (its parameter is a cache too): refused, and retried.
         const early = writesBy(audit, standby.userAgent)
@@ -113,15 +131,24 @@ await integrationTest("a frozen leader writes nothing after another took over", 
           `    round ${round}: standby's first write ${firstByStandby - frozenAt} ms after the ` +
             `freeze; ${stale.length} writes by the old leader after it: ` +
             `${stale.filter(refusedByFence).length} refused by the API server's leader fence, ` +
+            `${stale.filter(refusedAsConflict).length} as conflicts, ` +
             `${stale.filter(cancelledOnArrival).length} cancelled on arrival; ` +
-            `${early} of the new leader's refused by the fence`,
+            `${early} of the new leader's refused by the fence; ${passedBeforeFreeze} writes ` +
+            `passed the old leader's own fence before the freeze (${arrivedBeforeFreeze} arrived), ` +
+            `${passedAfterThaw.length} after the thaw`,
         );
-        // Each with the server's answer. Only the fence's refusal is allowed: a request handed to
-        // the HTTP client before the freeze leaves as the process wakes, and the API server must
-        // refuse it; anything else (a success, even a 409 that changed nothing) means the
-        // operator sent a write after it had lost the lease, or the fence let one through.
+        // The report sees every write: each the API server had from the leader before the freeze
+        // (but its Leases, which the fence does not cover) was seen passing the fence first.
+        expect(arrivedBeforeFreeze).toBeGreaterThan(0);
+        expect(passedBeforeFreeze).toBeGreaterThanOrEqual(arrivedBeforeFreeze);
+        // The operator decided on no write after it woke: its own fence refused them all.
+        expect(passedAfterThaw.map((t) => `passed the fence ${t - thawedAt} ms after the thaw`))
+          .toEqual([]);
+        // So what still arrived had been handed to the HTTP client before the freeze; the API
+        // server must have refused it or seen it cancelled. A success means the fence let one
+        // through.
         expect(
-          sent.map((e) =>
+          stale.filter((e) => !changedNothing(e)).map((e) =>
             `${e.verb} ${e.requestURI} ${e.requestReceivedTimestamp} ${e.responseStatus?.code}`
           ),
         ).toEqual([]);

@@ -40,7 +40,9 @@
  * writes checked at that moment after it, not in the middle of the turn's work. Only the API
  * server can refuse such a request: the leader fence deploy/ installs
  * (cli/manifests/leader_fence_policy.ts) refuses a write by any of the operator's pods but the
- * Lease's holder, which is why an identity begins with the pod's name (defaultIdentity).
+ * Lease's holder, which is why an identity begins with the pod's name (defaultIdentity). A write
+ * whose object the new leader changed meanwhile meets a conflict (409) instead: the API server
+ * checks a resourceVersion, and server-side apply its field owners, before validating admission.
  *
  * A slow API server is not a lost lease. The leader renews by writing the lease it last wrote,
  * without reading it first (client-go's fast path; a conflict falls back to reading it), and an
